@@ -1,0 +1,83 @@
+// fi_getinfo, fi_dupinfo, fi_freeinfo: the ABI adapter. Each symbol version reads the
+// caller's structs only up to the size its version knew (shared/abi-notes.md), copying them
+// into zeroed full-size ones before the runtime sees them.
+#include "api/export.h"
+#include "runtime/info/getinfo.h"
+#include "runtime/info/info_alloc.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <cstddef>
+#include <cstring>
+
+namespace {
+
+using ufi::runtime::info::AttrLayout;
+
+// The layouts each symbol version knew.
+constexpr AttrLayout kLayout_1_3{offsetof(fi_domain_attr, max_ep_auth_key), offsetof(fi_ep_attr, xpu_ctx)};
+constexpr AttrLayout kLayout_1_7{offsetof(fi_domain_attr, max_group_id), offsetof(fi_ep_attr, xpu_ctx)};
+constexpr AttrLayout kLayout_1_8{offsetof(fi_domain_attr, max_cntr_value), offsetof(fi_ep_attr, xpu_ctx)};
+constexpr AttrLayout kLayout_1_9{offsetof(fi_domain_attr, max_xpu_ctx_cnt), offsetof(fi_ep_attr, xpu_ctx)};
+constexpr AttrLayout kLayout_1_10{sizeof(fi_domain_attr), sizeof(fi_ep_attr)};
+
+int getinfo_sized(const AttrLayout &layout, uint32_t version, const char *node,
+                  const char *service, uint64_t flags, const fi_info *hints, fi_info **info) {
+    return ufi::api::guarded([&] {
+        if (hints == nullptr) {
+            return ufi::runtime::info::getinfo(version, node, service, flags, nullptr, info);
+        }
+        fi_info widened = *hints;
+        fi_domain_attr domain{};
+        fi_ep_attr ep{};
+        if (hints->domain_attr != nullptr) {
+            memcpy(static_cast<void *>(&domain), hints->domain_attr, layout.domain_attr_size);
+            widened.domain_attr = &domain;
+        }
+        if (hints->ep_attr != nullptr) {
+            memcpy(static_cast<void *>(&ep), hints->ep_attr, layout.ep_attr_size);
+            widened.ep_attr = &ep;
+        }
+        return ufi::runtime::info::getinfo(version, node, service, flags, &widened, info);
+    });
+}
+
+fi_info *dupinfo_sized(const AttrLayout &layout, const fi_info *info) noexcept {
+    return ufi::runtime::info::dup_info(info, layout);
+}
+
+}  // namespace
+
+UFI_EXPORT int fi_getinfo(uint32_t version, const char *node, const char *service,
+                          uint64_t flags, const struct fi_info *hints, struct fi_info **info) {
+    return getinfo_sized(kLayout_1_10, version, node, service, flags, hints, info);
+}
+
+UFI_EXPORT struct fi_info *fi_dupinfo(const struct fi_info *info) {
+    return dupinfo_sized(kLayout_1_10, info);
+}
+
+UFI_EXPORT void fi_freeinfo(struct fi_info *info) { ufi::runtime::info::free_info(info); }
+
+// Older symbol versions. fi_freeinfo reads nothing beyond the 1.3 layout, so every version
+// of it is the same function.
+#define UFI_GETINFO_VERSION(tag, layout, node_name)                                               \
+    UFI_EXPORT int fi_getinfo_##tag(uint32_t version, const char *node, const char *service,     \
+                                    uint64_t flags, const struct fi_info *hints,                 \
+                                    struct fi_info **info) {                                     \
+        return getinfo_sized(layout, version, node, service, flags, hints, info);                \
+    }                                                                                             \
+    UFI_EXPORT struct fi_info *fi_dupinfo_##tag(const struct fi_info *info) {                    \
+        return dupinfo_sized(layout, info);                                                       \
+    }                                                                                             \
+    UFI_EXPORT void fi_freeinfo_##tag(struct fi_info *info) { ufi::runtime::info::free_info(info); } \
+    UFI_SYMVER(fi_getinfo_##tag, fi_getinfo@node_name);                                           \
+    UFI_SYMVER(fi_dupinfo_##tag, fi_dupinfo@node_name);                                           \
+    UFI_SYMVER(fi_freeinfo_##tag, fi_freeinfo@node_name)
+
+UFI_GETINFO_VERSION(v1_3, kLayout_1_3, FABRIC_1.3);
+UFI_GETINFO_VERSION(v1_7, kLayout_1_7, FABRIC_1.7);
+UFI_GETINFO_VERSION(v1_8, kLayout_1_8, FABRIC_1.8);
+UFI_GETINFO_VERSION(v1_9, kLayout_1_9, FABRIC_1.9);

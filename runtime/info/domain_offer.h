@@ -1,0 +1,27 @@
+// A domain as fi_getinfo offers it: the facts about one transport selection (from
+// transports/selection) that fi_info attributes are derived from. Plain data, so hint
+// matching and attribute derivation are tested on synthetic offers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ufi::runtime::info {
+
+struct DomainOffer {
+    std::string name;         // domain_attr->name: the network device ("eth0", "mlx5_0:1", "lo") or "shm"
+    std::string description;  // e.g. "shm(posix,sysv,cma,self)+tcp/eth0"
+    std::string net_device;   // empty for the shared-memory-only domain
+    bool reaches_local = false;   // same-host peers (shared memory, self, loopback)
+    bool reaches_remote = false;  // other hosts (a non-loopback network device)
+    std::vector<std::string> ip_addrs;  // addresses of net_device (FI_SOURCE / node matching)
+
+    // Derived limits (see provider_info.cpp for how each is computed from UCT attributes).
+    size_t inject_size = 0;
+    size_t max_msg_size = 0;
+    size_t iov_limit = 0;
+    size_t rma_iov_limit = 0;
+};
+
+}  // namespace ufi::runtime::info

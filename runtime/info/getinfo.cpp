@@ -1,0 +1,258 @@
+#include "runtime/info/getinfo.h"
+
+#include "runtime/config/config.h"
+#include "runtime/config/filter.h"
+#include "runtime/info/capabilities.h"
+#include "runtime/info/hint_match.h"
+#include "runtime/info/info_alloc.h"
+#include "runtime/info/offers.h"
+#include "runtime/info/provider_info.h"
+#include "runtime/log/log.h"
+
+#include <rdma/fi_errno.h>
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace ufi::runtime::info {
+
+namespace {
+
+bool names_ufi(std::string_view name) {
+    return name.size() == 3 && strncasecmp(name.data(), kProviderName, 3) == 0;
+}
+
+bool list_names_ufi(const std::vector<std::string> &list) {
+    return std::any_of(list.begin(), list.end(), [](const std::string &s) { return names_ufi(s); });
+}
+
+// libfabric's FI_PROVIDER: a list of names; a leading '^' turns it into an exclusion list.
+bool provider_filter_allows(const std::vector<std::string> &filter, std::string &why) {
+    const config::NameFilter f = config::make_filter(filter);
+    if (f.allows(kProviderName)) return true;
+    why = f.exclude ? "FI_PROVIDER excludes ufi" : "FI_PROVIDER does not name ufi";
+    return false;
+}
+
+// hints->fabric_attr->prov_name: libfabric allows "core;utility" layering lists.
+bool prov_name_allows(const char *prov_name, std::string &why) {
+    if (prov_name == nullptr) return true;
+    std::string_view s(prov_name);
+    if (names_ufi(s)) return true;
+    if (s.find(';') != std::string_view::npos) {
+        why = std::string("provider \"") + prov_name + "\" layers providers; ufi is a core provider and takes no utility layer";
+    } else {
+        why = std::string("hints ask for provider \"") + prov_name + "\"";
+    }
+    return false;
+}
+
+bool is_loopback_ip(const std::string &ip) {
+    return ip.rfind("127.", 0) == 0 || ip == "::1";
+}
+
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool any_owned_by(const std::vector<std::string> &ips, const DomainOffer &offer) {
+    return std::any_of(ips.begin(), ips.end(),
+                       [&](const std::string &ip) { return contains(offer.ip_addrs, ip); });
+}
+
+std::string join(const std::vector<std::string> &v) {
+    std::string out;
+    for (const auto &s : v) out += (out.empty() ? "" : ",") + s;
+    return out;
+}
+
+// Whether `offer` suits the node argument: a source address it owns (FI_SOURCE), or a
+// destination it can reach.
+bool node_allows(const GetinfoEnv &env, const DomainOffer &offer, const char *node,
+                 const std::vector<std::string> &resolved, uint64_t flags, std::string &why) {
+    if (node == nullptr || resolved.empty()) return true;
+    const bool local = std::any_of(resolved.begin(), resolved.end(), [&](const std::string &ip) {
+        return is_loopback_ip(ip) || contains(env.local_addrs, ip);
+    });
+    if (flags & FI_SOURCE) {
+        if (any_owned_by(resolved, offer)) return true;
+        // A host address that no network device of ufi's owns still names this host: the
+        // shared-memory domain serves it.
+        const bool owned = std::any_of(env.offers.begin(), env.offers.end(),
+                                       [&](const DomainOffer &o) { return any_owned_by(resolved, o); });
+        if (!owned && local && offer.net_device.empty()) return true;
+        why = std::string("source ") + node + " (" + join(resolved) + ") is not on " +
+              (offer.net_device.empty() ? std::string("a shared-memory-only domain")
+                                        : "device " + offer.net_device);
+        return false;
+    }
+    if (local ? offer.reaches_local : offer.reaches_remote) return true;
+    why = std::string("cannot reach ") + (local ? "same-host " : "remote ") + "node " + node +
+          " (" + join(resolved) + ")";
+    return false;
+}
+
+}  // namespace
+
+bool resolve_node(const char *node, uint64_t flags, std::vector<std::string> &addrs,
+                  std::string &why) {
+    addrs.clear();
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (flags & FI_NUMERICHOST) hints.ai_flags |= AI_NUMERICHOST;
+    addrinfo *res = nullptr;
+    const int rc = ::getaddrinfo(node, nullptr, &hints, &res);
+    if (rc != 0) {
+        why = std::string("node \"") + node + "\" does not resolve: " + gai_strerror(rc);
+        return false;
+    }
+    for (addrinfo *ai = res; ai != nullptr; ai = ai->ai_next) {
+        char buf[INET6_ADDRSTRLEN] = {};
+        const void *src = nullptr;
+        if (ai->ai_family == AF_INET) src = &reinterpret_cast<sockaddr_in *>(ai->ai_addr)->sin_addr;
+        if (ai->ai_family == AF_INET6) src = &reinterpret_cast<sockaddr_in6 *>(ai->ai_addr)->sin6_addr;
+        if (src != nullptr && inet_ntop(ai->ai_family, src, buf, sizeof(buf)) != nullptr &&
+            !contains(addrs, buf)) {
+            addrs.emplace_back(buf);
+        }
+    }
+    freeaddrinfo(res);
+    return true;
+}
+
+int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
+                     const std::vector<std::string> &resolved, uint64_t flags,
+                     const fi_info *hints, fi_info **info, Explanation &why) {
+    why = Explanation{};
+    if (info == nullptr) {
+        why.lines.push_back("info (the output pointer) is NULL");
+        return -FI_EINVAL;
+    }
+    *info = nullptr;
+    const uint32_t own = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+    if (FI_VERSION_LT(own, version) || FI_MAJOR(version) < 1) {
+        why.lines.push_back("API version " + std::to_string(FI_MAJOR(version)) + "." +
+                            std::to_string(FI_MINOR(version)) + " is not served (ufi serves 1.0 to " +
+                            std::to_string(FI_MAJOR_VERSION) + "." + std::to_string(FI_MINOR_VERSION) + ")");
+        return -FI_ENOSYS;
+    }
+
+    const char *prov_name = hints && hints->fabric_attr ? hints->fabric_attr->prov_name : nullptr;
+    const config::NameFilter prov_filter = config::make_filter(env.provider_filter);
+    why.explicit_request = (prov_name != nullptr && names_ufi(prov_name)) ||
+                           (!prov_filter.exclude && list_names_ufi(prov_filter.names));
+    std::string reason;
+    if (!provider_filter_allows(env.provider_filter, reason) ||
+        list_names_ufi(env.provider_exclude) || !prov_name_allows(prov_name, reason)) {
+        if (reason.empty()) reason = "FI_PROVIDER_EXCLUDE excludes ufi";
+        why.lines.push_back(reason);
+        return -FI_ENODATA;
+    }
+
+    if (flags & FI_PROV_ATTR_ONLY) {
+        *info = make_provider_attr_only(version);
+        return *info ? 0 : -FI_ENOMEM;
+    }
+
+    if (env.offers.empty()) {
+        why.lines.push_back("no usable transport was found");
+        for (const auto &note : env.selection_notes) why.lines.push_back(note);
+        return -FI_ENODATA;
+    }
+
+    fi_info *head = nullptr;
+    fi_info **tail = &head;
+    for (const DomainOffer &offer : env.offers) {
+        const std::string label = "domain " + offer.name + " (" + offer.description + ")";
+        if (!node_allows(env, offer, node, resolved, flags, reason)) {
+            why.lines.push_back(label + ": " + reason);
+            continue;
+        }
+        for (fi_ep_type type : kEndpointTypes) {
+            fi_info *cand = make_provider_info(offer, type, version);
+            if (cand == nullptr) {
+                free_info(head);
+                return -FI_ENOMEM;
+            }
+            MatchResult m = match_hints(*cand, hints, version);
+            free_info(cand);
+            if (m.error != 0) {
+                free_info(head);
+                return m.error;
+            }
+            if (m.info == nullptr) {
+                why.lines.push_back(label + ": " + m.reason);
+                continue;
+            }
+            *tail = m.info;
+            tail = &m.info->next;
+        }
+    }
+    if (head == nullptr) {
+        for (const auto &note : env.selection_notes) why.lines.push_back("transport " + note);
+        return -FI_ENODATA;
+    }
+    *info = head;
+    return 0;
+}
+
+const GetinfoEnv &process_env() {
+    static const GetinfoEnv env = [] {
+        GetinfoEnv e;
+        const auto &reg = config::registry();
+        e.provider_filter = reg.get_list("FI_PROVIDER");
+        e.provider_exclude = reg.get_list("FI_PROVIDER_EXCLUDE");
+        OfferSet set = build_offers();
+        e.offers = std::move(set.offers);
+        e.local_addrs = std::move(set.local_addrs);
+        e.selection_notes = std::move(set.notes);
+        return e;
+    }();
+    return env;
+}
+
+namespace {
+thread_local Explanation t_last;
+}
+
+const Explanation &last_explanation() { return t_last; }
+
+int getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+            const fi_info *hints, fi_info **info) {
+    (void)service;  // RDM endpoints are addressed by ufi addresses, not ports
+    const GetinfoEnv &env = process_env();
+    std::vector<std::string> resolved;
+    std::string reason;
+    int rc;
+    if (node != nullptr && !resolve_node(node, flags, resolved, reason)) {
+        t_last = Explanation{};
+        t_last.lines.push_back(reason);
+        if (info != nullptr) *info = nullptr;
+        rc = -FI_ENODATA;
+    } else {
+        rc = getinfo_with_env(env, version, node, resolved, flags, hints, info, t_last);
+    }
+    if (rc == -FI_ENODATA || rc == -FI_ENOSYS || rc == -FI_EINVAL) {
+        const log::Level level = t_last.explicit_request ? log::Level::Warn : log::Level::Info;
+        if (log::enabled(level, log::Subsys::Core)) {
+            for (const auto &line : t_last.lines) {
+                log::write(level, log::Subsys::Core, kProviderName, __func__, __LINE__,
+                           "fi_getinfo: no match: " + line);
+            }
+        }
+    } else if (rc == 0 && log::enabled(log::Level::Debug, log::Subsys::Core)) {
+        for (const auto &line : t_last.lines) {
+            log::write(log::Level::Debug, log::Subsys::Core, kProviderName, __func__, __LINE__,
+                       "fi_getinfo: skipped: " + line);
+        }
+    }
+    return rc;
+}
+
+}  // namespace ufi::runtime::info

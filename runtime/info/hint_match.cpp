@@ -1,0 +1,375 @@
+#include "runtime/info/hint_match.h"
+
+#include "runtime/info/capabilities.h"
+#include "runtime/info/info_alloc.h"
+#include "runtime/info/mr_mode.h"
+#include "runtime/info/names.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <string>
+
+namespace ufi::runtime::info {
+
+namespace {
+
+using names::FlagSet;
+
+constexpr uint64_t kPrimaryMask = FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST |
+                                  FI_COLLECTIVE | FI_HMEM;
+// Direction qualifiers of the primary capabilities (FI_MSG alone implies all of them).
+constexpr uint64_t kDirectionMask =
+    FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+std::string caps_str(uint64_t bits) { return names::flags(bits, FlagSet::Caps); }
+
+std::string num(size_t v) { return std::to_string(v); }
+
+// Builds "what: asked X, ufi offers Y" reasons compactly.
+std::string too_big(const char *what, size_t asked, size_t offered) {
+    return std::string(what) + " " + num(asked) + " exceeds ufi's " + num(offered);
+}
+
+// Capabilities the candidate offers, with the direction bits its primaries imply.
+uint64_t offered_caps(uint64_t caps) {
+    if (caps & (FI_MSG | FI_TAGGED)) caps |= FI_SEND | FI_RECV;
+    if (caps & (FI_RMA | FI_ATOMIC)) caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    return caps;
+}
+
+// The caps an application gets: the primaries it asked for (with all directions when it
+// named none), plus every secondary capability the entry has.
+uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
+    if (requested == 0) return offered;
+    uint64_t primaries = requested & kPrimaryMask;
+    uint64_t directions = requested & kDirectionMask;
+    if (primaries == 0) primaries = offered & kPrimaryMask;
+    if (directions == 0) directions = offered_caps(primaries) & kDirectionMask;
+    return primaries | directions | (offered & ~(kPrimaryMask | kDirectionMask));
+}
+
+bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) {
+    if (hint.type != FI_EP_UNSPEC && hint.type != prov.type) {
+        why = "ep_type " + std::string(names::ep_type(hint.type)) + " not offered (ufi: " +
+              std::string(names::ep_type(prov.type)) + ")";
+        return false;
+    }
+    if (hint.protocol != FI_PROTO_UNSPEC && hint.protocol != prov.protocol) {
+        why = "protocol " + std::string(names::protocol(hint.protocol)) + " not offered (ufi: " +
+              std::string(names::protocol(prov.protocol)) + ")";
+        return false;
+    }
+    if (hint.protocol_version > prov.protocol_version) {
+        why = too_big("protocol_version", hint.protocol_version, prov.protocol_version);
+        return false;
+    }
+    if (hint.max_msg_size > prov.max_msg_size) {
+        why = too_big("max_msg_size", hint.max_msg_size, prov.max_msg_size);
+        return false;
+    }
+    if (hint.max_order_raw_size > prov.max_order_raw_size ||
+        hint.max_order_war_size > prov.max_order_war_size ||
+        hint.max_order_waw_size > prov.max_order_waw_size) {
+        why = "max_order_{raw,war,waw}_size larger than ufi's ordering limits";
+        return false;
+    }
+    if (hint.tx_ctx_cnt > prov.tx_ctx_cnt && hint.tx_ctx_cnt != FI_SHARED_CONTEXT) {
+        why = too_big("ep_attr tx_ctx_cnt", hint.tx_ctx_cnt, prov.tx_ctx_cnt);
+        return false;
+    }
+    if (hint.tx_ctx_cnt == FI_SHARED_CONTEXT || hint.rx_ctx_cnt == FI_SHARED_CONTEXT) {
+        why = "shared contexts (FI_SHARED_CONTEXT) are not offered yet";
+        return false;
+    }
+    if (hint.rx_ctx_cnt > prov.rx_ctx_cnt) {
+        why = too_big("ep_attr rx_ctx_cnt", hint.rx_ctx_cnt, prov.rx_ctx_cnt);
+        return false;
+    }
+    if (hint.auth_key_size != 0 || hint.auth_key != nullptr) {
+        why = "endpoint authorization keys are not offered yet";
+        return false;
+    }
+    if (hint.xpu_ctx != nullptr) {
+        why = "XPU contexts are not offered";
+        return false;
+    }
+    return true;
+}
+
+bool progress_ok(fi_progress asked, bool control, std::string &why) {
+    switch (asked) {
+        case FI_PROGRESS_UNSPEC:
+        case FI_PROGRESS_MANUAL:
+            return true;
+        case FI_PROGRESS_CONTROL_UNIFIED:
+            if (control) return true;
+            why = "data_progress FI_PROGRESS_CONTROL_UNIFIED is only valid for control_progress";
+            return false;
+        case FI_PROGRESS_AUTO:
+            if (kAutoProgress) return true;
+            why = std::string(control ? "control" : "data") +
+                  "_progress FI_PROGRESS_AUTO not offered yet (ufi: FI_PROGRESS_MANUAL)";
+            return false;
+        default:
+            why = std::string(control ? "control" : "data") + "_progress value " +
+                  std::to_string(static_cast<int>(asked)) + " is unknown";
+            return false;
+    }
+}
+
+bool check_domain(const fi_domain_attr &prov, const fi_domain_attr &hint, std::string &why) {
+    if (hint.name != nullptr && strcmp(hint.name, prov.name) != 0) {
+        why = std::string("domain name \"") + hint.name + "\" differs";
+        return false;
+    }
+    if (hint.domain != nullptr) {
+        why = "domain_attr->domain names an open domain; domains are not implemented yet";
+        return false;
+    }
+    switch (hint.threading) {
+        case FI_THREAD_UNSPEC: case FI_THREAD_SAFE: case FI_THREAD_FID: case FI_THREAD_DOMAIN:
+        case FI_THREAD_COMPLETION: case FI_THREAD_ENDPOINT:
+            break;
+        default:
+            why = "threading value " + std::to_string(static_cast<int>(hint.threading)) + " is unknown";
+            return false;
+    }
+    if (!progress_ok(hint.control_progress, true, why)) return false;
+    if (!progress_ok(hint.data_progress, false, why)) return false;
+    switch (hint.resource_mgmt) {
+        case FI_RM_UNSPEC: case FI_RM_ENABLED: case FI_RM_DISABLED:
+            break;
+        default:
+            why = "resource_mgmt value " + std::to_string(static_cast<int>(hint.resource_mgmt)) + " is unknown";
+            return false;
+    }
+    switch (hint.av_type) {
+        case FI_AV_UNSPEC: case FI_AV_TABLE: case FI_AV_MAP:
+            break;
+        default:
+            why = "av_type value " + std::to_string(static_cast<int>(hint.av_type)) + " is unknown";
+            return false;
+    }
+    struct Limit { const char *what; size_t asked, offered; };
+    const Limit limits[] = {
+        {"mr_key_size", hint.mr_key_size, prov.mr_key_size},
+        {"cq_data_size", hint.cq_data_size, prov.cq_data_size},
+        {"cq_cnt", hint.cq_cnt, prov.cq_cnt},
+        {"ep_cnt", hint.ep_cnt, prov.ep_cnt},
+        {"domain tx_ctx_cnt", hint.tx_ctx_cnt, prov.tx_ctx_cnt},
+        {"domain rx_ctx_cnt", hint.rx_ctx_cnt, prov.rx_ctx_cnt},
+        {"max_ep_tx_ctx", hint.max_ep_tx_ctx, prov.max_ep_tx_ctx},
+        {"max_ep_rx_ctx", hint.max_ep_rx_ctx, prov.max_ep_rx_ctx},
+        {"max_ep_stx_ctx", hint.max_ep_stx_ctx, prov.max_ep_stx_ctx},
+        {"max_ep_srx_ctx", hint.max_ep_srx_ctx, prov.max_ep_srx_ctx},
+        {"cntr_cnt", hint.cntr_cnt, prov.cntr_cnt},
+        {"mr_iov_limit", hint.mr_iov_limit, prov.mr_iov_limit},
+        {"mr_cnt", hint.mr_cnt, prov.mr_cnt},
+        {"max_ep_auth_key", hint.max_ep_auth_key, prov.max_ep_auth_key},
+        {"max_group_id", hint.max_group_id, prov.max_group_id},
+        {"max_cntr_value", hint.max_cntr_value, prov.max_cntr_value},
+        {"max_err_cntr_value", hint.max_err_cntr_value, prov.max_err_cntr_value},
+        {"max_xpu_ctx_cnt", hint.max_xpu_ctx_cnt, prov.max_xpu_ctx_cnt},
+    };
+    for (const Limit &l : limits) {
+        if (l.asked > l.offered) {
+            why = too_big(l.what, l.asked, l.offered);
+            return false;
+        }
+    }
+    if (hint.caps & ~prov.caps) {
+        why = "domain caps " + caps_str(hint.caps & ~prov.caps) + " not offered";
+        return false;
+    }
+    if (hint.auth_key_size != 0 || hint.auth_key != nullptr) {
+        why = "domain authorization keys are not offered yet";
+        return false;
+    }
+    return true;
+}
+
+bool check_tx(const fi_tx_attr &prov, const fi_tx_attr &hint, std::string &why) {
+    if (hint.caps & ~offered_caps(prov.caps)) {
+        why = "tx caps " + caps_str(hint.caps & ~offered_caps(prov.caps)) + " not offered";
+        return false;
+    }
+    if (hint.msg_order & ~prov.msg_order) {
+        why = "tx msg_order " + names::flags(hint.msg_order & ~prov.msg_order, FlagSet::MsgOrder) +
+              " not guaranteed";
+        return false;
+    }
+    if (hint.comp_order & ~prov.comp_order) {
+        why = "tx comp_order " + names::flags(hint.comp_order & ~prov.comp_order, FlagSet::CompOrder) +
+              " not guaranteed";
+        return false;
+    }
+    if (hint.op_flags & FI_COMMIT_COMPLETE) {
+        why = "tx op_flags FI_COMMIT_COMPLETE (persistent memory) not offered";
+        return false;
+    }
+    if (hint.inject_size > prov.inject_size) {
+        why = too_big("inject_size", hint.inject_size, prov.inject_size);
+        return false;
+    }
+    if (hint.size > prov.size) {
+        why = too_big("tx size", hint.size, prov.size);
+        return false;
+    }
+    if (hint.iov_limit > prov.iov_limit) {
+        why = too_big("tx iov_limit", hint.iov_limit, prov.iov_limit);
+        return false;
+    }
+    if (hint.rma_iov_limit > prov.rma_iov_limit) {
+        why = too_big("rma_iov_limit", hint.rma_iov_limit, prov.rma_iov_limit);
+        return false;
+    }
+    return true;
+}
+
+bool check_rx(const fi_rx_attr &prov, const fi_rx_attr &hint, std::string &why) {
+    if (hint.caps & ~offered_caps(prov.caps)) {
+        why = "rx caps " + caps_str(hint.caps & ~offered_caps(prov.caps)) + " not offered";
+        return false;
+    }
+    if (hint.msg_order & ~prov.msg_order) {
+        why = "rx msg_order " + names::flags(hint.msg_order & ~prov.msg_order, FlagSet::MsgOrder) +
+              " not guaranteed";
+        return false;
+    }
+    if (hint.comp_order & ~prov.comp_order) {
+        why = "rx comp_order " + names::flags(hint.comp_order & ~prov.comp_order, FlagSet::CompOrder) +
+              " not guaranteed";
+        return false;
+    }
+    if (hint.size > prov.size) {
+        why = too_big("rx size", hint.size, prov.size);
+        return false;
+    }
+    if (hint.iov_limit > prov.iov_limit) {
+        why = too_big("rx iov_limit", hint.iov_limit, prov.iov_limit);
+        return false;
+    }
+    return true;
+}
+
+bool check_fabric(const fi_fabric_attr &prov, const fi_fabric_attr &hint, std::string &why) {
+    if (hint.name != nullptr && strcmp(hint.name, prov.name) != 0) {
+        why = std::string("fabric name \"") + hint.name + "\" differs (ufi: \"" + prov.name + "\")";
+        return false;
+    }
+    if (hint.fabric != nullptr) {
+        // An open fabric: ufi has one fabric, so any ufi fabric handle matches; a foreign
+        // handle cannot reach us (it would come from another library).
+        return true;
+    }
+    if (hint.prov_version != 0 && hint.prov_version > prov.prov_version) {
+        why = "prov_version newer than ufi's";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_version) {
+    MatchResult res;
+    const uint64_t offered = offered_caps(cand.caps);
+    uint64_t caps = cand.caps;
+    uint32_t addr_format = cand.addr_format;
+    int mr_mode_request = -1;
+
+    if (hints != nullptr) {
+        if (hints->caps & ~offered) {
+            res.reason = "caps " + caps_str(hints->caps & ~offered) + " not offered (ufi: " +
+                         (cand.caps ? caps_str(cand.caps) : std::string("no primary capability yet")) + ")";
+            return res;
+        }
+        caps = negotiated_caps(hints->caps, offered);
+        if (kRequiredModes & ~hints->mode) {
+            res.reason = "mode " + names::flags(kRequiredModes & ~hints->mode, FlagSet::Mode) +
+                         " required by ufi but not offered";
+            return res;
+        }
+        switch (hints->addr_format) {
+            case FI_FORMAT_UNSPEC:
+                break;
+            case FI_ADDR_UCX:
+            case FI_ADDR_STR:
+                addr_format = hints->addr_format;
+                break;
+            default:
+                res.reason = "addr_format " + std::string(names::addr_format(hints->addr_format)) +
+                             " not offered (ufi: FI_ADDR_UCX or FI_ADDR_STR)";
+                return res;
+        }
+        if (hints->ep_attr && !check_ep(*cand.ep_attr, *hints->ep_attr, res.reason)) return res;
+        if (hints->domain_attr) {
+            if (!check_domain(*cand.domain_attr, *hints->domain_attr, res.reason)) return res;
+            mr_mode_request = hints->domain_attr->mr_mode;
+        }
+        if (hints->tx_attr && !check_tx(*cand.tx_attr, *hints->tx_attr, res.reason)) return res;
+        if (hints->rx_attr && !check_rx(*cand.rx_attr, *hints->rx_attr, res.reason)) return res;
+        if (hints->fabric_attr && !check_fabric(*cand.fabric_attr, *hints->fabric_attr, res.reason))
+            return res;
+        if (hints->nic != nullptr && hints->nic->device_attr != nullptr &&
+            hints->nic->device_attr->name != nullptr) {
+            const char *dev = hints->nic->device_attr->name;
+            if (cand.domain_attr->name == nullptr || strcmp(dev, cand.domain_attr->name) != 0) {
+                res.reason = std::string("nic ") + dev + " is not this domain's device";
+                return res;
+            }
+        }
+    }
+
+    const MrModeOutcome mr = negotiate_mr_mode(mr_mode_request, api_version, caps);
+    if (!mr.ok) {
+        res.reason = mr.reason;
+        return res;
+    }
+
+    fi_info *out = dup_info(&cand);
+    if (out == nullptr) {
+        res.error = -FI_ENOMEM;
+        res.reason = "out of memory";
+        return res;
+    }
+    out->caps = caps;
+    out->addr_format = addr_format;
+    out->tx_attr->caps = caps;
+    out->rx_attr->caps = caps;
+    out->domain_attr->mr_mode = mr.mr_mode;
+
+    if (hints != nullptr) {
+        out->mode = cand.mode & hints->mode;
+        if (hints->domain_attr) {
+            const fi_domain_attr &h = *hints->domain_attr;
+            fi_domain_attr &d = *out->domain_attr;
+            if (h.threading != FI_THREAD_UNSPEC) d.threading = h.threading;
+            if (h.control_progress != FI_PROGRESS_UNSPEC) d.control_progress = h.control_progress;
+            if (h.data_progress != FI_PROGRESS_UNSPEC) d.data_progress = h.data_progress;
+            if (h.resource_mgmt != FI_RM_UNSPEC) d.resource_mgmt = h.resource_mgmt;
+            if (h.av_type != FI_AV_UNSPEC) d.av_type = h.av_type;
+            if (h.tclass != FI_TC_UNSPEC) d.tclass = h.tclass;
+            d.mode = cand.domain_attr->mode & h.mode;
+        }
+        if (hints->tx_attr) {
+            out->tx_attr->op_flags = hints->tx_attr->op_flags;
+            out->tx_attr->mode = cand.tx_attr->mode & hints->tx_attr->mode;
+            if (hints->tx_attr->tclass != FI_TC_UNSPEC) out->tx_attr->tclass = hints->tx_attr->tclass;
+        }
+        if (hints->rx_attr) {
+            out->rx_attr->op_flags = hints->rx_attr->op_flags;
+            out->rx_attr->mode = cand.rx_attr->mode & hints->rx_attr->mode;
+        }
+        if (hints->fabric_attr && hints->fabric_attr->fabric) {
+            out->fabric_attr->fabric = hints->fabric_attr->fabric;
+        }
+    }
+    res.info = out;
+    return res;
+}
+
+}  // namespace ufi::runtime::info

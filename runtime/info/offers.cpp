@@ -1,0 +1,103 @@
+#include "runtime/info/offers.h"
+
+#include "runtime/info/capabilities.h"
+#include "runtime/log/log.h"
+#include "transports/discovery.h"
+#include "transports/selection_config.h"
+#include "transports/topology.h"
+#include "transports/topology_view.h"
+
+#include <uct/api/uct.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <limits>
+
+namespace ufi::runtime::info {
+
+namespace {
+
+constexpr size_t kUctAmHeader = 8;  // am_short's 64-bit header, counted in max_short
+
+size_t inject_of(const transports::Resource &r) {
+    size_t limit = 0;
+    if (r.has(UCT_IFACE_FLAG_AM_SHORT)) {
+        limit = r.limits.am.max_short;
+    } else if (r.has(UCT_IFACE_FLAG_AM_BCOPY)) {
+        limit = r.limits.am.max_bcopy;
+    } else {
+        return std::numeric_limits<size_t>::max();  // carries no messages (e.g. cma)
+    }
+    const size_t overhead = kUctAmHeader + kEagerShortOverhead;
+    return limit > overhead ? limit - overhead : 0;
+}
+
+}  // namespace
+
+DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources,
+                              const transports::DomainChoice &choice) {
+    DomainOffer offer;
+    offer.name = choice.name;
+    offer.description = choice.description;
+    offer.net_device = choice.net_device;
+    offer.reaches_local = choice.reaches_local;
+    offer.reaches_remote = choice.reaches_remote;
+
+    size_t inject = std::numeric_limits<size_t>::max();
+    size_t iov = std::numeric_limits<size_t>::max();
+    size_t rma_iov = std::numeric_limits<size_t>::max();
+    for (size_t idx : choice.resources) {
+        if (idx >= resources.size()) continue;
+        const transports::Resource &r = resources[idx];
+        inject = std::min(inject, inject_of(r));
+        if (r.has(UCT_IFACE_FLAG_AM_ZCOPY) && r.limits.am.max_iov > 0) {
+            iov = std::min(iov, r.limits.am.max_iov);
+        }
+        if (r.has(UCT_IFACE_FLAG_PUT_ZCOPY) && r.limits.put.max_iov > 0) {
+            rma_iov = std::min(rma_iov, r.limits.put.max_iov);
+        }
+        if (r.has(UCT_IFACE_FLAG_GET_ZCOPY) && r.limits.get.max_iov > 0) {
+            rma_iov = std::min(rma_iov, r.limits.get.max_iov);
+        }
+    }
+    for (size_t idx : choice.net_resources) {
+        if (idx < resources.size() && offer.ip_addrs.empty()) offer.ip_addrs = resources[idx].ip_addrs;
+    }
+    offer.inject_size = inject == std::numeric_limits<size_t>::max() ? 0 : inject;
+    offer.max_msg_size = static_cast<size_t>(SSIZE_MAX);
+    offer.iov_limit = iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : iov;
+    offer.rma_iov_limit = rma_iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : rma_iov;
+    return offer;
+}
+
+OfferSet build_offers() {
+    OfferSet set;
+    const transports::Discovery &d = transports::discovery();
+    const transports::SelectionConfig cfg = transports::selection_config_from_registry();
+    const transports::TopologyView view =
+        transports::TopologyView::from_topology(transports::system_topology(), d.resources);
+    const transports::SelectionResult sel = transports::select_domains(d.resources, view, cfg);
+
+    for (const auto &choice : sel.choices) set.offers.push_back(offer_from_choice(d.resources, choice));
+    for (const auto &iface : d.interfaces) {
+        for (const auto &a : iface.addresses) set.local_addrs.push_back(a.address);
+    }
+    for (const auto &diag : sel.diagnostics) {
+        UFI_LOG_WARN(log::Subsys::Core, "{}", diag);
+        set.notes.push_back(diag);
+    }
+    for (const auto &ex : sel.excluded) {
+        UFI_LOG_INFO(log::Subsys::Core, "transport {}", ex.text());
+        set.notes.push_back(ex.text());
+    }
+    for (const auto &problem : d.problems) {
+        UFI_LOG_INFO(log::Subsys::Core, "discovery: {}", problem);
+    }
+    if (sel.choices.empty()) {
+        UFI_LOG_WARN(log::Subsys::Core, "no usable UCT transport: fi_getinfo will offer nothing");
+    }
+    return set;
+}
+
+}  // namespace ufi::runtime::info

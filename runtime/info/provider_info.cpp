@@ -1,0 +1,129 @@
+#include "runtime/info/provider_info.h"
+
+#include "runtime/info/capabilities.h"
+#include "runtime/info/info_alloc.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <cstdint>
+
+namespace ufi::runtime::info {
+
+uint32_t provider_version() {
+    // ufi 0.1: the major/minor of the project version in meson.build.
+    return FI_VERSION(0, 1);
+}
+
+namespace {
+
+uint64_t reach_caps(const DomainOffer &offer) {
+    uint64_t caps = 0;
+    if (offer.reaches_local) caps |= FI_LOCAL_COMM;
+    if (offer.reaches_remote) caps |= FI_REMOTE_COMM;
+    return caps;
+}
+
+}  // namespace
+
+fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t api_version) {
+    fi_info *info = alloc_info();
+    if (info == nullptr) return nullptr;
+
+    const uint64_t caps = kPrimaryCaps | kSecondaryCaps | reach_caps(offer);
+    info->caps = caps;
+    info->mode = kRequiredModes;
+    info->addr_format = kDefaultAddrFormat;
+
+    fi_tx_attr &tx = *info->tx_attr;
+    tx.caps = caps;
+    tx.mode = kRequiredModes;
+    tx.op_flags = 0;
+    tx.msg_order = 0;   // ordering guarantees come with the data path
+    tx.comp_order = 0;
+    tx.inject_size = offer.inject_size;
+    tx.size = kTxSize;
+    tx.iov_limit = offer.iov_limit;
+    tx.rma_iov_limit = offer.rma_iov_limit;
+
+    fi_rx_attr &rx = *info->rx_attr;
+    rx.caps = caps;
+    rx.mode = kRequiredModes;
+    rx.op_flags = 0;
+    rx.msg_order = 0;
+    rx.comp_order = 0;
+    rx.total_buffered_recv = 0;
+    rx.size = kRxSize;
+    rx.iov_limit = offer.iov_limit;
+
+    fi_ep_attr &ep = *info->ep_attr;
+    ep.type = type;
+    ep.protocol = kProtocol;
+    ep.protocol_version = kProtocolVersion;
+    ep.max_msg_size = offer.max_msg_size;
+    ep.msg_prefix_size = 0;
+    ep.max_order_raw_size = 0;
+    ep.max_order_war_size = 0;
+    ep.max_order_waw_size = 0;
+    ep.mem_tag_format = 0;  // FI_TAGGED is not offered yet
+    ep.tx_ctx_cnt = 1;
+    ep.rx_ctx_cnt = 1;
+
+    fi_domain_attr &dom = *info->domain_attr;
+    dom.name = dup_cstr(offer.name.c_str());
+    dom.threading = FI_THREAD_SAFE;
+    dom.control_progress = FI_PROGRESS_MANUAL;
+    dom.data_progress = FI_PROGRESS_MANUAL;
+    dom.resource_mgmt = FI_RM_ENABLED;
+    dom.av_type = FI_AV_TABLE;
+    dom.mr_mode = 0;
+    dom.mr_key_size = kMrKeySize;
+    dom.cq_data_size = kCqDataSize;
+    dom.cq_cnt = kCqCount;
+    dom.ep_cnt = kEpCount;
+    dom.tx_ctx_cnt = kEpCount;
+    dom.rx_ctx_cnt = kEpCount;
+    dom.max_ep_tx_ctx = 1;
+    dom.max_ep_rx_ctx = 1;
+    dom.max_ep_stx_ctx = 0;
+    dom.max_ep_srx_ctx = 0;
+    dom.cntr_cnt = kCntrCount;
+    dom.mr_iov_limit = kMrIovLimit;
+    dom.caps = kDomainCaps | reach_caps(offer);
+    dom.mode = 0;
+    dom.max_err_data = kMaxErrData;
+    dom.mr_cnt = kMrCount;
+    dom.tclass = FI_TC_UNSPEC;
+    dom.max_ep_auth_key = 0;
+    dom.max_group_id = 0;
+    dom.max_cntr_value = 0;      // counters arrive with the domain-objects issue
+    dom.max_err_cntr_value = 0;
+    dom.max_xpu_ctx_cnt = 0;
+
+    fi_fabric_attr &fab = *info->fabric_attr;
+    fab.name = dup_cstr(kFabricName);
+    fab.prov_name = dup_cstr(kProviderName);
+    fab.prov_version = provider_version();
+    fab.api_version = api_version;
+
+    if (dom.name == nullptr || fab.name == nullptr || fab.prov_name == nullptr) {
+        free_info(info);
+        return nullptr;
+    }
+    return info;
+}
+
+fi_info *make_provider_attr_only(uint32_t api_version) {
+    fi_info *info = alloc_info();
+    if (info == nullptr) return nullptr;
+    info->fabric_attr->prov_name = dup_cstr(kProviderName);
+    info->fabric_attr->prov_version = provider_version();
+    info->fabric_attr->api_version = api_version;
+    if (info->fabric_attr->prov_name == nullptr) {
+        free_info(info);
+        return nullptr;
+    }
+    return info;
+}
+
+}  // namespace ufi::runtime::info

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# ufi_info end to end: every report prints readable text and valid JSON; -f honours its
+# hints and explains -FI_ENODATA; bad options give usage and a non-zero exit.
+# Usage: ufi_info_test.sh <path to ufi_info>
+set -uo pipefail
+ufi_info=$1
+fail() { echo "FAIL: $*"; exit 1; }
+json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' || return 1; }
+
+out=$("$ufi_info") || fail "summary failed"
+echo "$out" | grep -q "^ufi " || fail "summary lacks the version line: $out"
+echo "$out" | grep -q "domains, in fi_getinfo order" || fail "summary lacks domains: $out"
+
+out=$("$ufi_info" -v) || fail "-v failed"
+for w in "ufi" "libfabric API" "ucx" "hwloc"; do echo "$out" | grep -q "^$w " || fail "-v lacks $w: $out"; done
+echo "$out" | grep -q "libfabric API *2.7" || fail "-v API version: $out"
+
+out=$("$ufi_info" -d) || fail "-d failed"
+for w in "Memory domain: posix" "Transport: posix" "Transport: tcp" "Device: lo" "am_short_max" \
+         "latency_ns" "bandwidth_shared_MBps" "capabilities"; do
+  echo "$out" | grep -q "$w" || fail "-d lacks '$w'"
+done
+
+out=$("$ufi_info" -c) || fail "-c failed"
+echo "$out" | grep -q "^UFI_TLS=all$" || fail "-c lacks UFI_TLS=all"
+echo "$out" | grep -q "^FI_LOG_LEVEL=" || fail "-c lacks FI_LOG_LEVEL"
+out=$(UFI_TLS=shm "$ufi_info" -c) || fail "-c with UFI_TLS failed"
+echo "$out" | grep -q "^UFI_TLS=shm$" || fail "-c does not show the value in effect"
+echo "$out" | grep -q "set in the environment" || fail "-c does not mark set variables"
+
+out=$("$ufi_info" -t) || fail "-t failed"
+echo "$out" | grep -q "Process bound to CPUs\|hwloc topology unavailable" || fail "-t lacks the binding: $out"
+echo "$out" | grep -q "UCT network devices" || fail "-t lacks UCT devices: $out"
+
+out=$("$ufi_info" -f) || fail "-f failed"
+echo "$out" | grep -q "provider: ufi" || fail "-f lacks entries: $out"
+echo "$out" | grep -q "transports: " || fail "-f lacks transports: $out"
+out=$("$ufi_info" -f -p ufi -e FI_EP_RDM -l) || fail "-f -l failed"
+echo "$out" | grep -q "fi_domain_attr:" || fail "-f -l lacks attributes"
+
+# No match: exit 1 and the reasons, one per domain.
+out=$("$ufi_info" -f -e FI_EP_MSG); rc=$?
+[ "$rc" -eq 1 ] || fail "-f -e FI_EP_MSG exit $rc"
+echo "$out" | grep -q "fi_getinfo: -61" || fail "no -61: $out"
+echo "$out" | grep -q "ep_type FI_EP_MSG not offered" || fail "no reason: $out"
+out=$("$ufi_info" -f -c "FI_TAGGED|FI_RMA"); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "caps FI_RMA | FI_TAGGED not offered" || fail "caps reason missing: $out"
+out=$("$ufi_info" -f -p tcp); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "hints ask for provider \"tcp\"" || fail "provider reason missing: $out"
+out=$(UFI_TLS=^tcp "$ufi_info" -f -c FI_REMOTE_COMM); rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "FI_REMOTE_COMM" || fail "UFI_TLS=^tcp should leave no remote domain: $out"
+out=$(UFI_TLS=^tcp "$ufi_info" -f) || fail "UFI_TLS=^tcp -f failed"
+[ "$(echo "$out" | grep -c 'domain:')" -eq 1 ] && echo "$out" | grep -q "domain: shm" || fail "UFI_TLS=^tcp: $out"
+
+# JSON for every report.
+for args in "" "-v" "-d" "-c" "-t" "-f" "-v -d --config -t -f" "-f -e FI_EP_MSG"; do
+  # shellcheck disable=SC2086
+  json=$("$ufi_info" $args --json)  # exit 1 when -f finds nothing; the JSON says so
+  echo "$json" | json_ok || fail "invalid JSON for '$args --json'"
+done
+("$ufi_info" -f -e FI_EP_MSG --json; true) | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["fi_info"]
+assert d["status"] == -61, d
+assert d["entries"] == [], d
+assert any("FI_EP_MSG" in r for r in d["reasons"]), d
+' || fail "-f --json no-match content"
+"$ufi_info" -f --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["fi_info"]
+assert d["status"] == 0 and d["entries"], d
+e = d["entries"][0]
+assert e["provider"] == "ufi" and e["type"] == "FI_EP_RDM" and e["inject_size"] > 0, e
+assert e["mr_key_size"] == 8, e
+' || fail "-f --json content"
+"$ufi_info" -d --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["transports"]
+names = {r["name"] for r in d if r["kind"] == "transport"}
+assert "posix/memory" in names and "tcp/lo" in names, names
+' || fail "-d --json content"
+
+# Bad options: usage on stderr, exit 2.
+for args in "--bogus" "-x" "-p ufi" "-f -e" "-f -e FI_EP_WHAT" "-f -c FI_NOPE" "-f -c -t" "-f -c FI_NOPE --json"; do
+  # shellcheck disable=SC2086
+  err=$("$ufi_info" $args 2>&1 >/dev/null); rc=$?
+  [ "$rc" -eq 2 ] || fail "'$args' exit $rc (want 2)"
+  [ -n "$err" ] || fail "'$args' printed nothing on stderr"
+done
+"$ufi_info" -h | grep -q "Usage: ufi_info" || fail "-h"
+echo "PASS: ufi_info"

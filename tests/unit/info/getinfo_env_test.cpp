@@ -1,0 +1,198 @@
+// getinfo over synthetic offers: order, provider filters, FI_PROV_ATTR_ONLY, versions,
+// node/FI_SOURCE, and the explanation of every exclusion.
+#include "runtime/info/getinfo.h"
+#include "tests/unit/info/info_fixture.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace ufi::runtime::info {
+namespace {
+
+using testing::InfoPtr;
+
+constexpr uint32_t kApi = FI_VERSION(2, 7);
+
+GetinfoEnv machine_env() {
+    GetinfoEnv env;
+    env.offers = {testing::eth0_offer(), testing::lo_offer(), testing::shm_offer()};
+    env.local_addrs = {"127.0.0.1", "::1", "192.0.2.2", "fd00::2", "fe80::fc:ff:fe00:1"};
+    return env;
+}
+
+std::vector<std::string> domains(const fi_info *info) {
+    std::vector<std::string> out;
+    for (; info != nullptr; info = info->next) out.emplace_back(info->domain_attr->name);
+    return out;
+}
+
+bool mentions(const Explanation &why, const std::string &text) {
+    for (const auto &l : why.lines) {
+        if (l.find(text) != std::string::npos) return true;
+    }
+    return false;
+}
+
+int run(const GetinfoEnv &env, const fi_info *hints, InfoPtr &out, Explanation &why,
+        const char *node = nullptr, std::vector<std::string> resolved = {}, uint64_t flags = 0,
+        uint32_t version = kApi) {
+    fi_info *info = nullptr;
+    const int rc = getinfo_with_env(env, version, node, resolved, flags, hints, &info, why);
+    out.reset(info);
+    return rc;
+}
+
+TEST(Getinfo, OrderFollowsTheOffers) {
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(machine_env(), nullptr, out, why), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo", "shm"}));
+    // The first entry reaches same-host and remote peers.
+    EXPECT_EQ(out->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM), FI_LOCAL_COMM | FI_REMOTE_COMM);
+}
+
+TEST(Getinfo, NoMatchExplainsEveryDomain) {
+    InfoPtr hints(alloc_info());
+    hints->ep_attr->type = FI_EP_MSG;
+    InfoPtr out;
+    Explanation why;
+    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
+    EXPECT_FALSE(out);
+    ASSERT_EQ(why.lines.size(), 3u);
+    EXPECT_TRUE(mentions(why, "domain eth0"));
+    EXPECT_TRUE(mentions(why, "domain lo"));
+    EXPECT_TRUE(mentions(why, "domain shm"));
+    EXPECT_TRUE(mentions(why, "ep_type FI_EP_MSG"));
+    EXPECT_FALSE(why.explicit_request);
+}
+
+TEST(Getinfo, ExplicitProviderRequestIsFlagged) {
+    InfoPtr hints(alloc_info());
+    hints->fabric_attr->prov_name = strdup("ufi");
+    hints->caps = FI_ATOMIC;
+    InfoPtr out;
+    Explanation why;
+    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
+    EXPECT_TRUE(why.explicit_request);
+    GetinfoEnv env = machine_env();
+    env.provider_filter = {"ufi"};
+    InfoPtr plain(alloc_info());
+    plain->caps = FI_ATOMIC;
+    EXPECT_EQ(run(env, plain.get(), out, why), -FI_ENODATA);
+    EXPECT_TRUE(why.explicit_request);
+}
+
+TEST(Getinfo, ProviderFilters) {
+    InfoPtr out;
+    Explanation why;
+    GetinfoEnv env = machine_env();
+    env.provider_filter = {"tcp", "shm"};
+    EXPECT_EQ(run(env, nullptr, out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "FI_PROVIDER does not name ufi"));
+    env.provider_filter = {"^ufi"};
+    EXPECT_EQ(run(env, nullptr, out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "FI_PROVIDER excludes ufi"));
+    env.provider_filter = {"^tcp"};
+    EXPECT_EQ(run(env, nullptr, out, why), 0);
+    env.provider_filter = {"UFI"};
+    EXPECT_EQ(run(env, nullptr, out, why), 0) << "provider names are case-insensitive";
+    env.provider_filter.clear();
+    env.provider_exclude = {"ufi"};
+    EXPECT_EQ(run(env, nullptr, out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "FI_PROVIDER_EXCLUDE"));
+}
+
+TEST(Getinfo, HintsProviderName) {
+    InfoPtr out;
+    Explanation why;
+    InfoPtr hints(alloc_info());
+    hints->fabric_attr->prov_name = strdup("tcp");
+    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "hints ask for provider \"tcp\""));
+    free(hints->fabric_attr->prov_name);
+    hints->fabric_attr->prov_name = strdup("ufi;ofi_rxm");
+    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "layers providers"));
+}
+
+TEST(Getinfo, ProvAttrOnly) {
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, nullptr, {}, FI_PROV_ATTR_ONLY), 0);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->next, nullptr);
+    EXPECT_STREQ(out->fabric_attr->prov_name, "ufi");
+    EXPECT_NE(out->fabric_attr->prov_version, 0u);
+    // Even without usable transports, the provider is listed (fi_info -l).
+    GetinfoEnv empty;
+    ASSERT_EQ(run(empty, nullptr, out, why, nullptr, {}, FI_PROV_ATTR_ONLY), 0);
+    EXPECT_EQ(run(empty, nullptr, out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "no usable transport"));
+}
+
+TEST(Getinfo, Versions) {
+    InfoPtr out;
+    Explanation why;
+    EXPECT_EQ(run(machine_env(), nullptr, out, why, nullptr, {}, 0, FI_VERSION(2, 8)), -FI_ENOSYS);
+    EXPECT_EQ(run(machine_env(), nullptr, out, why, nullptr, {}, 0, FI_VERSION(3, 0)), -FI_ENOSYS);
+    EXPECT_EQ(run(machine_env(), nullptr, out, why, nullptr, {}, 0, FI_VERSION(0, 9)), -FI_ENOSYS);
+    for (uint32_t v : {FI_VERSION(1, 0), FI_VERSION(1, 4), FI_VERSION(1, 5), FI_VERSION(1, 17),
+                       FI_VERSION(1, 22), FI_VERSION(2, 0), FI_VERSION(2, 7)}) {
+        ASSERT_EQ(run(machine_env(), nullptr, out, why, nullptr, {}, 0, v), 0) << v;
+        EXPECT_EQ(out->fabric_attr->api_version, v) << "the caller's version is remembered";
+    }
+    // A 1.4 caller speaks the legacy mr_mode vocabulary.
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, nullptr, {}, 0, FI_VERSION(1, 4)), 0);
+    EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_SCALABLE);
+}
+
+TEST(Getinfo, NullOutputPointer) {
+    Explanation why;
+    EXPECT_EQ(getinfo_with_env(machine_env(), kApi, nullptr, {}, 0, nullptr, nullptr, why), -FI_EINVAL);
+}
+
+TEST(Getinfo, SourceAddressPicksTheDomainThatOwnsIt) {
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, "127.0.0.1", {"127.0.0.1"}, FI_SOURCE), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"lo"}));
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, "192.0.2.2", {"192.0.2.2"}, FI_SOURCE), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0"}));
+    EXPECT_TRUE(mentions(why, "domain lo"));
+    EXPECT_EQ(run(machine_env(), nullptr, out, why, "10.9.9.9", {"10.9.9.9"}, FI_SOURCE), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "is not on"));
+    // A host address no network device of ufi's owns: the shared-memory domain serves it.
+    GetinfoEnv env = machine_env();
+    env.offers = {testing::shm_offer()};
+    ASSERT_EQ(run(env, nullptr, out, why, "192.0.2.2", {"192.0.2.2"}, FI_SOURCE), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"shm"}));
+}
+
+TEST(Getinfo, DestinationNeedsAReachingDomain) {
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, "10.1.2.3", {"10.1.2.3"}), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0"}));
+    EXPECT_TRUE(mentions(why, "cannot reach remote node 10.1.2.3"));
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, "localhost", {"127.0.0.1", "::1"}), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo", "shm"}));
+}
+
+TEST(Getinfo, ResolveNode) {
+    std::vector<std::string> addrs;
+    std::string why;
+    ASSERT_TRUE(resolve_node("127.0.0.1", FI_NUMERICHOST, addrs, why)) << why;
+    EXPECT_EQ(addrs, (std::vector<std::string>{"127.0.0.1"}));
+    EXPECT_FALSE(resolve_node("not-an-ip", FI_NUMERICHOST, addrs, why));
+    EXPECT_NE(why.find("does not resolve"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ufi::runtime::info

@@ -1,0 +1,148 @@
+// Hint matching for one candidate, as a table: each case edits a set of hints and expects
+// either a match or an exclusion whose reason names the hint.
+#include "runtime/info/capabilities.h"
+#include "runtime/info/hint_match.h"
+#include "runtime/info/provider_info.h"
+#include "tests/unit/info/info_fixture.h"
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+
+namespace ufi::runtime::info {
+namespace {
+
+using testing::InfoPtr;
+
+constexpr uint32_t kApi = FI_VERSION(2, 7);
+
+struct Case {
+    const char *what;
+    std::function<void(fi_info &)> edit;
+    const char *reason;  // nullptr: must match; else a substring of the exclusion reason
+};
+
+const Case kCases[] = {
+    {"empty hints match", [](fi_info &) {}, nullptr},
+    {"ep_type RDM matches", [](fi_info &h) { h.ep_attr->type = FI_EP_RDM; }, nullptr},
+    {"ep_type MSG is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_MSG; }, "ep_type FI_EP_MSG"},
+    {"ep_type DGRAM is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_DGRAM; }, "ep_type FI_EP_DGRAM"},
+    {"caps FI_TAGGED not offered yet", [](fi_info &h) { h.caps = FI_TAGGED; }, "caps FI_TAGGED"},
+    {"caps FI_MSG|FI_RMA names both", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, "FI_MSG"},
+    {"caps FI_REMOTE_COMM is offered by eth0", [](fi_info &h) { h.caps = FI_REMOTE_COMM; }, nullptr},
+    {"secondary caps FI_LOCAL_COMM", [](fi_info &h) { h.caps = FI_LOCAL_COMM | FI_REMOTE_COMM; }, nullptr},
+    {"any mode is fine (ufi requires none)", [](fi_info &h) { h.mode = 0; }, nullptr},
+    {"mode FI_CONTEXT offered", [](fi_info &h) { h.mode = FI_CONTEXT; }, nullptr},
+    {"addr_format FI_ADDR_STR", [](fi_info &h) { h.addr_format = FI_ADDR_STR; }, nullptr},
+    {"addr_format FI_ADDR_UCX", [](fi_info &h) { h.addr_format = FI_ADDR_UCX; }, nullptr},
+    {"addr_format FI_SOCKADDR_IN", [](fi_info &h) { h.addr_format = FI_SOCKADDR_IN; }, "addr_format FI_SOCKADDR_IN"},
+    {"domain name matches", [](fi_info &h) { h.domain_attr->name = strdup("eth0"); }, nullptr},
+    {"domain name differs", [](fi_info &h) { h.domain_attr->name = strdup("mlx5_0"); }, "domain name \"mlx5_0\""},
+    {"fabric name matches", [](fi_info &h) { h.fabric_attr->name = strdup("ufi"); }, nullptr},
+    {"fabric name differs", [](fi_info &h) { h.fabric_attr->name = strdup("IB-0xfe80"); }, "fabric name"},
+    {"threading DOMAIN", [](fi_info &h) { h.domain_attr->threading = FI_THREAD_DOMAIN; }, nullptr},
+    {"threading COMPLETION", [](fi_info &h) { h.domain_attr->threading = FI_THREAD_COMPLETION; }, nullptr},
+    {"threading garbage", [](fi_info &h) { h.domain_attr->threading = static_cast<fi_threading>(77); }, "threading"},
+    {"data progress MANUAL", [](fi_info &h) { h.domain_attr->data_progress = FI_PROGRESS_MANUAL; }, nullptr},
+    {"data progress AUTO not yet", [](fi_info &h) { h.domain_attr->data_progress = FI_PROGRESS_AUTO; }, "FI_PROGRESS_AUTO"},
+    {"control progress AUTO not yet", [](fi_info &h) { h.domain_attr->control_progress = FI_PROGRESS_AUTO; }, "control_progress"},
+    {"control progress UNIFIED", [](fi_info &h) { h.domain_attr->control_progress = FI_PROGRESS_CONTROL_UNIFIED; }, nullptr},
+    {"resource_mgmt DISABLED", [](fi_info &h) { h.domain_attr->resource_mgmt = FI_RM_DISABLED; }, nullptr},
+    {"av_type MAP", [](fi_info &h) { h.domain_attr->av_type = FI_AV_MAP; }, nullptr},
+    {"mr_key_size 8", [](fi_info &h) { h.domain_attr->mr_key_size = 8; }, nullptr},
+    {"mr_key_size 16 too big", [](fi_info &h) { h.domain_attr->mr_key_size = 16; }, "mr_key_size 16"},
+    {"cq_data_size 16 too big", [](fi_info &h) { h.domain_attr->cq_data_size = 16; }, "cq_data_size"},
+    {"max_ep_auth_key 1 not yet", [](fi_info &h) { h.domain_attr->max_ep_auth_key = 1; }, "max_ep_auth_key"},
+    {"domain auth key not yet", [](fi_info &h) { h.domain_attr->auth_key_size = FI_AV_AUTH_KEY; }, "authorization keys"},
+    {"mr_mode BASIC|LOCAL invalid", [](fi_info &h) { h.domain_attr->mr_mode = FI_MR_BASIC | FI_MR_LOCAL; }, "legacy"},
+    {"inject_size 76 fits", [](fi_info &h) { h.tx_attr->inject_size = 76; }, nullptr},
+    {"inject_size 77 too big", [](fi_info &h) { h.tx_attr->inject_size = 77; }, "inject_size 77"},
+    {"tx iov_limit too big", [](fi_info &h) { h.tx_attr->iov_limit = 7; }, "tx iov_limit"},
+    {"rx size too big", [](fi_info &h) { h.rx_attr->size = kRxSize + 1; }, "rx size"},
+    {"msg_order SAS not guaranteed yet", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_SAS; }, "msg_order"},
+    {"commit complete unsupported", [](fi_info &h) { h.tx_attr->op_flags = FI_COMMIT_COMPLETE; }, "FI_COMMIT_COMPLETE"},
+    {"ep tx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 2; }, "tx_ctx_cnt"},
+    {"shared contexts not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; }, "shared contexts"},
+    {"max_msg_size within", [](fi_info &h) { h.ep_attr->max_msg_size = 1 << 20; }, nullptr},
+    {"protocol UCX", [](fi_info &h) { h.ep_attr->protocol = FI_PROTO_UCX; }, nullptr},
+    {"protocol RXM not ours", [](fi_info &h) { h.ep_attr->protocol = FI_PROTO_RXM; }, "protocol"},
+};
+
+TEST(HintMatch, TableOfCases) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    ASSERT_TRUE(cand);
+    for (const Case &c : kCases) {
+        SCOPED_TRACE(c.what);
+        InfoPtr hints(alloc_info());
+        ASSERT_TRUE(hints);
+        c.edit(*hints);
+        MatchResult m = match_hints(*cand, hints.get(), kApi);
+        InfoPtr out(m.info);
+        EXPECT_EQ(m.error, 0);
+        if (c.reason == nullptr) {
+            EXPECT_TRUE(out) << "excluded: " << m.reason;
+        } else {
+            EXPECT_FALSE(out);
+            EXPECT_NE(m.reason.find(c.reason), std::string::npos) << "reason was: " << m.reason;
+        }
+    }
+}
+
+TEST(HintMatch, NullHintsMatchEverything) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    MatchResult m = match_hints(*cand, nullptr, kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
+    EXPECT_EQ(out->domain_attr->mr_mode, 0);
+    EXPECT_STREQ(out->domain_attr->name, "eth0");
+}
+
+TEST(HintMatch, NegotiatedValuesFollowTheHints) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    InfoPtr hints(alloc_info());
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->av_type = FI_AV_MAP;
+    hints->domain_attr->resource_mgmt = FI_RM_DISABLED;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_RAW;
+    hints->addr_format = FI_ADDR_STR;
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_EQ(out->domain_attr->threading, FI_THREAD_DOMAIN);
+    EXPECT_EQ(out->domain_attr->av_type, FI_AV_MAP);
+    EXPECT_EQ(out->domain_attr->resource_mgmt, FI_RM_DISABLED);
+    EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY);
+    EXPECT_EQ(out->addr_format, static_cast<uint32_t>(FI_ADDR_STR));
+    EXPECT_EQ(out->tx_attr->op_flags, FI_DELIVERY_COMPLETE);
+    EXPECT_EQ(out->mode, 0u) << "ufi requires no mode bit, so none is reported";
+    // Untouched attributes keep ufi's values.
+    EXPECT_EQ(out->tx_attr->inject_size, 76u);
+    EXPECT_EQ(out->domain_attr->mr_key_size, kMrKeySize);
+}
+
+TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
+    InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
+    EXPECT_EQ(cand->caps, FI_LOCAL_COMM);
+    InfoPtr hints(alloc_info());
+    hints->caps = FI_REMOTE_COMM;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    EXPECT_EQ(m.info, nullptr);
+    EXPECT_NE(m.reason.find("FI_REMOTE_COMM"), std::string::npos) << m.reason;
+}
+
+TEST(HintMatch, ApiVersionIsReported) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, FI_VERSION(1, 17)));
+    EXPECT_EQ(cand->fabric_attr->api_version, FI_VERSION(1, 17));
+    EXPECT_STREQ(cand->fabric_attr->prov_name, "ufi");
+    EXPECT_EQ(cand->fabric_attr->prov_version, provider_version());
+}
+
+}  // namespace
+}  // namespace ufi::runtime::info

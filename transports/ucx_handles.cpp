@@ -1,0 +1,188 @@
+#include "transports/ucx_handles.h"
+
+#include <ucs/type/status.h>
+
+namespace ufi::transports {
+
+std::string to_string(ucs_status_t status) {
+    const char *s = ucs_status_string(status);
+    return s != nullptr ? std::string(s) : "unknown status " + std::to_string(int(status));
+}
+
+namespace detail {
+
+void release_md_config(uct_md_config_t *config) {
+    uct_config_release(config);
+}
+void release_iface_config(uct_iface_config_t *config) {
+    uct_config_release(config);
+}
+void release_cm_config(uct_cm_config_t *config) {
+    uct_config_release(config);
+}
+void release_md(uct_md_h md) {
+    uct_md_close(md);
+}
+void release_async(ucs_async_context_t *async) {
+    ucs_async_context_destroy(async);
+}
+void release_worker(uct_worker_h worker) {
+    uct_worker_destroy(worker);
+}
+void release_iface(uct_iface_h iface) {
+    uct_iface_close(iface);
+}
+void release_cm(uct_cm_h cm) {
+    uct_cm_close(cm);
+}
+
+}  // namespace detail
+
+ComponentList::~ComponentList() {
+    reset();
+}
+
+ComponentList::ComponentList(ComponentList &&other) noexcept
+    : list_(std::exchange(other.list_, nullptr)), count_(std::exchange(other.count_, 0U)) {}
+
+ComponentList &ComponentList::operator=(ComponentList &&other) noexcept {
+    if (this != &other) {
+        reset();
+        list_ = std::exchange(other.list_, nullptr);
+        count_ = std::exchange(other.count_, 0U);
+    }
+    return *this;
+}
+
+void ComponentList::reset() noexcept {
+    if (list_ != nullptr) {
+        uct_release_component_list(std::exchange(list_, nullptr));
+    }
+    count_ = 0;
+}
+
+ucs_status_t ComponentList::query(ComponentList &out) {
+    uct_component_h *list = nullptr;
+    unsigned count = 0;
+    ucs_status_t status = uct_query_components(&list, &count);
+    if (status != UCS_OK) {
+        return status;
+    }
+    out.reset();
+    out.list_ = list;
+    out.count_ = count;
+    return UCS_OK;
+}
+
+TlResourceList::~TlResourceList() {
+    reset();
+}
+
+TlResourceList::TlResourceList(TlResourceList &&other) noexcept
+    : list_(std::exchange(other.list_, nullptr)), count_(std::exchange(other.count_, 0U)) {}
+
+TlResourceList &TlResourceList::operator=(TlResourceList &&other) noexcept {
+    if (this != &other) {
+        reset();
+        list_ = std::exchange(other.list_, nullptr);
+        count_ = std::exchange(other.count_, 0U);
+    }
+    return *this;
+}
+
+void TlResourceList::reset() noexcept {
+    if (list_ != nullptr) {
+        uct_release_tl_resource_list(std::exchange(list_, nullptr));
+    }
+    count_ = 0;
+}
+
+ucs_status_t TlResourceList::query(uct_md_h md, TlResourceList &out) {
+    uct_tl_resource_desc_t *list = nullptr;
+    unsigned count = 0;
+    ucs_status_t status = uct_md_query_tl_resources(md, &list, &count);
+    if (status != UCS_OK) {
+        return status;
+    }
+    out.reset();
+    out.list_ = list;
+    out.count_ = count;
+    return UCS_OK;
+}
+
+ucs_status_t MdConfig::read(uct_component_h component, MdConfig &out) {
+    uct_md_config_t *config = nullptr;
+    ucs_status_t status = uct_md_config_read(component, nullptr, nullptr, &config);
+    if (status == UCS_OK) {
+        out = MdConfig(config);
+    }
+    return status;
+}
+
+ucs_status_t IfaceConfig::read(uct_md_h md, const char *tl_name, IfaceConfig &out) {
+    uct_iface_config_t *config = nullptr;
+    ucs_status_t status = uct_md_iface_config_read(md, tl_name, nullptr, nullptr, &config);
+    if (status == UCS_OK) {
+        out = IfaceConfig(config);
+    }
+    return status;
+}
+
+ucs_status_t CmConfig::read(uct_component_h component, CmConfig &out) {
+    uct_cm_config_t *config = nullptr;
+    ucs_status_t status = uct_cm_config_read(component, nullptr, nullptr, &config);
+    if (status == UCS_OK) {
+        out = CmConfig(config);
+    }
+    return status;
+}
+
+ucs_status_t Md::open(uct_component_h component, const char *md_name, const MdConfig &config,
+                      Md &out) {
+    uct_md_h md = nullptr;
+    ucs_status_t status = uct_md_open(component, md_name, config.get(), &md);
+    if (status == UCS_OK) {
+        out = Md(md);
+    }
+    return status;
+}
+
+ucs_status_t AsyncContext::create(ucs_async_mode_t mode, AsyncContext &out) {
+    ucs_async_context_t *async = nullptr;
+    ucs_status_t status = ucs_async_context_create(mode, &async);
+    if (status == UCS_OK) {
+        out = AsyncContext(async);
+    }
+    return status;
+}
+
+ucs_status_t Worker::create(const AsyncContext &async, ucs_thread_mode_t mode, Worker &out) {
+    uct_worker_h worker = nullptr;
+    ucs_status_t status = uct_worker_create(async.get(), mode, &worker);
+    if (status == UCS_OK) {
+        out = Worker(worker);
+    }
+    return status;
+}
+
+ucs_status_t Iface::open(const Md &md, const Worker &worker, const uct_iface_params_t &params,
+                         const IfaceConfig &config, Iface &out) {
+    uct_iface_h iface = nullptr;
+    ucs_status_t status = uct_iface_open(md.get(), worker.get(), &params, config.get(), &iface);
+    if (status == UCS_OK) {
+        out = Iface(iface);
+    }
+    return status;
+}
+
+ucs_status_t Cm::open(uct_component_h component, const Worker &worker, const CmConfig &config,
+                      Cm &out) {
+    uct_cm_h cm = nullptr;
+    ucs_status_t status = uct_cm_open(component, worker.get(), config.get(), &cm);
+    if (status == UCS_OK) {
+        out = Cm(cm);
+    }
+    return status;
+}
+
+}  // namespace ufi::transports

@@ -1,0 +1,172 @@
+// RAII owners for UCX (UCT/UCS) handles. Every uct_*_close/destroy/release
+// call in ufi lives in this file's .cpp, so no handle can leak or be freed twice.
+//
+// Each wrapper is move-only, owns exactly one handle, and is created through a
+// static factory that returns the UCS status (no exceptions). Destruction order
+// between handles is the owner's job: an Iface must die before its Worker, the
+// Worker before its AsyncContext, an Iface before its Md. Endpoints, rkey bundles
+// and memory handles get their wrappers here too when the lanes/memory modules
+// need them.
+#pragma once
+
+#include <uct/api/uct.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <utility>
+
+namespace ufi::transports {
+
+// The readable name of a UCS status ("Success", "Input/output error", ...).
+std::string to_string(ucs_status_t status);
+
+namespace detail {
+
+// One owned pointer-like handle with a release function. Move-only.
+template <typename Handle, void (*Release)(Handle)>
+class UniqueHandle {
+  public:
+    UniqueHandle() noexcept = default;
+    explicit UniqueHandle(Handle h) noexcept : h_(h) {}
+    ~UniqueHandle() { reset(); }
+    UniqueHandle(UniqueHandle &&other) noexcept : h_(std::exchange(other.h_, Handle{})) {}
+    UniqueHandle &operator=(UniqueHandle &&other) noexcept {
+        if (this != &other) {
+            reset();
+            h_ = std::exchange(other.h_, Handle{});
+        }
+        return *this;
+    }
+    UniqueHandle(const UniqueHandle &) = delete;
+    UniqueHandle &operator=(const UniqueHandle &) = delete;
+
+    Handle get() const noexcept { return h_; }
+    explicit operator bool() const noexcept { return h_ != Handle{}; }
+    // Gives up ownership without releasing.
+    Handle release() noexcept { return std::exchange(h_, Handle{}); }
+    void reset() noexcept {
+        if (h_ != Handle{}) {
+            Release(std::exchange(h_, Handle{}));
+        }
+    }
+
+  private:
+    Handle h_{};
+};
+
+void release_md_config(uct_md_config_t *config);
+void release_iface_config(uct_iface_config_t *config);
+void release_cm_config(uct_cm_config_t *config);
+void release_md(uct_md_h md);
+void release_async(ucs_async_context_t *async);
+void release_worker(uct_worker_h worker);
+void release_iface(uct_iface_h iface);
+void release_cm(uct_cm_h cm);
+
+}  // namespace detail
+
+// The list from uct_query_components(). The component handles themselves stay
+// valid after the list is released (UCT keeps them for the process lifetime).
+class ComponentList {
+  public:
+    ComponentList() noexcept = default;
+    ~ComponentList();
+    ComponentList(ComponentList &&other) noexcept;
+    ComponentList &operator=(ComponentList &&other) noexcept;
+    ComponentList(const ComponentList &) = delete;
+    ComponentList &operator=(const ComponentList &) = delete;
+
+    static ucs_status_t query(ComponentList &out);
+
+    std::span<const uct_component_h> components() const noexcept { return {list_, count_}; }
+    std::size_t size() const noexcept { return count_; }
+
+  private:
+    void reset() noexcept;
+    uct_component_h *list_ = nullptr;
+    unsigned count_ = 0;
+};
+
+// The list from uct_md_query_tl_resources() (uct_release_tl_resource_list).
+class TlResourceList {
+  public:
+    TlResourceList() noexcept = default;
+    ~TlResourceList();
+    TlResourceList(TlResourceList &&other) noexcept;
+    TlResourceList &operator=(TlResourceList &&other) noexcept;
+    TlResourceList(const TlResourceList &) = delete;
+    TlResourceList &operator=(const TlResourceList &) = delete;
+
+    static ucs_status_t query(uct_md_h md, TlResourceList &out);
+
+    std::span<const uct_tl_resource_desc_t> resources() const noexcept { return {list_, count_}; }
+    std::size_t size() const noexcept { return count_; }
+
+  private:
+    void reset() noexcept;
+    uct_tl_resource_desc_t *list_ = nullptr;
+    unsigned count_ = 0;
+};
+
+// Configuration read with uct_md_config_read() (UCX_* environment applies).
+class MdConfig : public detail::UniqueHandle<uct_md_config_t *, detail::release_md_config> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t read(uct_component_h component, MdConfig &out);
+};
+
+// Configuration read with uct_md_iface_config_read() for one transport.
+class IfaceConfig
+    : public detail::UniqueHandle<uct_iface_config_t *, detail::release_iface_config> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t read(uct_md_h md, const char *tl_name, IfaceConfig &out);
+};
+
+// Configuration read with uct_cm_config_read().
+class CmConfig : public detail::UniqueHandle<uct_cm_config_t *, detail::release_cm_config> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t read(uct_component_h component, CmConfig &out);
+};
+
+// An open memory domain (uct_md_open / uct_md_close).
+class Md : public detail::UniqueHandle<uct_md_h, detail::release_md> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t open(uct_component_h component, const char *md_name, const MdConfig &config,
+                             Md &out);
+};
+
+// A UCS async context (ucs_async_context_create / destroy).
+class AsyncContext : public detail::UniqueHandle<ucs_async_context_t *, detail::release_async> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t create(ucs_async_mode_t mode, AsyncContext &out);
+};
+
+// A UCT worker. Must be destroyed before the AsyncContext it was created on.
+class Worker : public detail::UniqueHandle<uct_worker_h, detail::release_worker> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t create(const AsyncContext &async, ucs_thread_mode_t mode, Worker &out);
+};
+
+// An open interface. Must be closed before its Worker and its Md.
+class Iface : public detail::UniqueHandle<uct_iface_h, detail::release_iface> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t open(const Md &md, const Worker &worker, const uct_iface_params_t &params,
+                             const IfaceConfig &config, Iface &out);
+};
+
+// A connection manager (uct_cm_open / uct_cm_close). Must die before its Worker.
+class Cm : public detail::UniqueHandle<uct_cm_h, detail::release_cm> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    static ucs_status_t open(uct_component_h component, const Worker &worker,
+                             const CmConfig &config, Cm &out);
+};
+
+}  // namespace ufi::transports
