@@ -2,6 +2,7 @@
 // facade, so that messages from anyone using them share ufi's format, level and filters.
 #include "api/export.h"
 #include "api/provider_abi.h"
+#include "runtime/info/c_enum.h"
 #include "runtime/log/log.h"
 
 #include <cstdarg>
@@ -30,9 +31,11 @@ uint64_t now_ms() {
 
 UFI_EXPORT int fi_log_enabled(const struct fi_provider *prov, enum fi_log_level level,
                               enum fi_log_subsys subsys) {
-    if (!valid_subsys(subsys)) return 0;
-    return ufi::log::enabled(ufi::log::from_fi_log_level(level), static_cast<Subsys>(subsys),
-                             prov_name(prov))
+    // Read as int: C callers may pass any value (runtime/info/c_enum.h).
+    const int sub = ufi::runtime::raw_enum(subsys);
+    if (!valid_subsys(sub)) return 0;
+    return ufi::log::enabled(ufi::log::from_fi_log_level(ufi::runtime::raw_enum(level)),
+                             static_cast<Subsys>(sub), prov_name(prov))
                ? 1
                : 0;
 }
@@ -51,7 +54,8 @@ UFI_EXPORT int fi_log_ready(const struct fi_provider *prov, enum fi_log_level le
 
 UFI_EXPORT void fi_log(const struct fi_provider *prov, enum fi_log_level level,
                        enum fi_log_subsys subsys, const char *func, int line, const char *fmt, ...) {
-    if (fmt == nullptr || !valid_subsys(subsys)) return;
+    const int sub = ufi::runtime::raw_enum(subsys);
+    if (fmt == nullptr || !valid_subsys(sub)) return;
     char small[512];
     va_list ap;
     va_start(ap, fmt);
@@ -76,6 +80,6 @@ UFI_EXPORT void fi_log(const struct fi_provider *prov, enum fi_log_level level,
         }
     }
     va_end(ap2);
-    ufi::log::write(ufi::log::from_fi_log_level(level), static_cast<Subsys>(subsys),
+    ufi::log::write(ufi::log::from_fi_log_level(ufi::runtime::raw_enum(level)), static_cast<Subsys>(sub),
                     prov_name(prov), func != nullptr ? func : "?", line, message);
 }

@@ -78,12 +78,7 @@ int param_get(const fi_provider *provider, const char *param_name, void *value) 
     }
     const std::optional<std::string> raw = reg.raw_value(name);
     if (!raw) return -FI_ENODATA;
-    const auto list = reg.list();
-    VarType type = VarType::String;
-    for (const auto &v : list) {
-        if (v.name == name) type = v.type;
-    }
-    switch (type) {
+    switch (reg.type_of(name).value_or(VarType::String)) {
         case VarType::Bool: {
             auto b = ufi::config::parse_bool(*raw);
             if (!b) {

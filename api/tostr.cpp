@@ -7,14 +7,17 @@
 //  - fi_domain_attr prints one "progress:" (the 2.x field) instead of control_progress and
 //    data_progress;
 //  - ufi appends the fields 2.x added to fi_domain_attr (max_ep_auth_key ... max_xpu_ctx_cnt)
-//    after tclass, which libfabric does not print yet;
+//    after tclass, which libfabric does not print yet - only for structs ufi allocated
+//    (fi_getinfo, fi_allocinfo, fi_dupinfo), since a 1.x caller's own struct is shorter;
 //  - unknown flag bits print as 0x... (libfabric drops them), unknown enum values as
 //    "Unknown" (as libfabric does);
 //  - an address libfabric cannot print (FI_ADDR_UCX, FI_FORMAT_UNSPEC, ...) prints as a hex
 //    dump "fi_addr_ucx://0x..." of its src/dest_addrlen bytes.
-// Nothing here allocates or throws; the output is cut to the caller's buffer and always
-// NUL-terminated.
+// Rendering allocates and throws nothing; the output is cut to the caller's buffer and is
+// always NUL-terminated.
 #include "api/export.h"
+#include "runtime/info/c_enum.h"
+#include "runtime/info/info_alloc.h"
 #include "runtime/info/names.h"
 
 #include <rdma/fabric.h>
@@ -427,7 +430,9 @@ void put_domain_attr(Out &o, const fi_domain_attr *attr, std::string_view prefix
     line_size(o, prefix, "max_err_data", attr->max_err_data);
     line_size(o, prefix, "mr_cnt", attr->mr_cnt);
     line_hex(o, prefix, "tclass", attr->tclass);
-    // Fields 2.x appended (libfabric does not print them yet).
+    // Fields 2.x appended (libfabric does not print them yet). Only for structs ufi allocated:
+    // a 1.x program's own fi_domain_attr ends at tclass, and fi_tostr has one symbol version.
+    if (!ufi::runtime::info::has_current_layout(attr)) return;
     line_size(o, prefix, "max_ep_auth_key", attr->max_ep_auth_key);
     line_size(o, prefix, "max_group_id", attr->max_group_id);
     line_size(o, prefix, "max_cntr_value", attr->max_cntr_value);
@@ -542,7 +547,7 @@ void put_version(Out &o) {
     o.fmt("%d.%d.%d", FI_MAJOR_VERSION, FI_MINOR_VERSION, FI_REVISION_VERSION);
 }
 
-void render(Out &o, const void *data, fi_type type) {
+void render(Out &o, const void *data, int type) {
     // Scalars are read as libfabric reads them: enums as int, addr_format and protocol as
     // uint32_t, flag sets as uint64_t (mr_mode as int).
     const auto as_int = [&] { return load<int>(data); };
@@ -664,7 +669,7 @@ void render(Out &o, const void *data, fi_type type) {
     }
 }
 
-char *tostr_into(char *buf, size_t len, const void *data, fi_type type) noexcept {
+char *tostr_into(char *buf, size_t len, const void *data, int type) noexcept {
     if (buf == nullptr || len == 0 || data == nullptr) return nullptr;
     try {
         Out o(buf, len);
@@ -678,7 +683,7 @@ char *tostr_into(char *buf, size_t len, const void *data, fi_type type) noexcept
 }  // namespace
 
 UFI_EXPORT char *fi_tostr_r(char *buf, size_t len, const void *data, enum fi_type datatype) {
-    return tostr_into(buf, len, data, datatype);
+    return tostr_into(buf, len, data, ufi::runtime::raw_enum(datatype));
 }
 
 // libfabric's buffer is one static 8 KiB block; ufi's is one per thread, so concurrent
@@ -689,5 +694,5 @@ UFI_EXPORT char *fi_tostr(const void *data, enum fi_type datatype) {
         buf.reset(new (std::nothrow) char[kTostrBufSize]);
         if (!buf) return nullptr;
     }
-    return tostr_into(buf.get(), kTostrBufSize, data, datatype);
+    return tostr_into(buf.get(), kTostrBufSize, data, ufi::runtime::raw_enum(datatype));
 }

@@ -13,7 +13,7 @@ echo "== build (debugoptimized) and all tests"
 scripts/build.sh build
 meson test -C build --print-errorlogs --num-processes "$jobs" || status=1
 
-echo "== ASan+UBSan build: unit, abi and integration tests"
+echo "== ASan+UBSan build: unit, abi, integration and tools tests"
 scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 # UCX keeps some process-lifetime allocations (component lists, config tables) that
 # LeakSanitizer reports at exit; tests/sanitizer/lsan.supp names them.
@@ -21,7 +21,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
-  --suite unit --suite abi --suite integration || status=1
+  --suite unit --suite abi --suite integration --suite tools || status=1
 
 if [ "$status" -eq 0 ]; then echo "== all tests passed"; else echo "== some tests FAILED"; fi
 exit "$status"

@@ -1,5 +1,6 @@
 #include "runtime/info/hint_match.h"
 
+#include "runtime/info/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/mr_mode.h"
@@ -52,8 +53,9 @@ uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
 }
 
 bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) {
-    if (hint.type != FI_EP_UNSPEC && hint.type != prov.type) {
-        why = "ep_type " + std::string(names::ep_type(hint.type)) + " not offered (ufi: " +
+    const int type = raw_enum(hint.type);
+    if (type != FI_EP_UNSPEC && type != prov.type) {
+        why = "ep_type " + std::string(names::ep_type(type)) + " not offered (ufi: " +
               std::string(names::ep_type(prov.type)) + ")";
         return false;
     }
@@ -99,7 +101,7 @@ bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) 
     return true;
 }
 
-bool progress_ok(fi_progress asked, bool control, std::string &why) {
+bool progress_ok(int asked, bool control, std::string &why) {
     switch (asked) {
         case FI_PROGRESS_UNSPEC:
         case FI_PROGRESS_MANUAL:
@@ -115,7 +117,7 @@ bool progress_ok(fi_progress asked, bool control, std::string &why) {
             return false;
         default:
             why = std::string(control ? "control" : "data") + "_progress value " +
-                  std::to_string(static_cast<int>(asked)) + " is unknown";
+                  std::to_string(asked) + " is unknown";
             return false;
     }
 }
@@ -129,28 +131,28 @@ bool check_domain(const fi_domain_attr &prov, const fi_domain_attr &hint, std::s
         why = "domain_attr->domain names an open domain; domains are not implemented yet";
         return false;
     }
-    switch (hint.threading) {
+    switch (raw_enum(hint.threading)) {
         case FI_THREAD_UNSPEC: case FI_THREAD_SAFE: case FI_THREAD_FID: case FI_THREAD_DOMAIN:
         case FI_THREAD_COMPLETION: case FI_THREAD_ENDPOINT:
             break;
         default:
-            why = "threading value " + std::to_string(static_cast<int>(hint.threading)) + " is unknown";
+            why = "threading value " + std::to_string(raw_enum(hint.threading)) + " is unknown";
             return false;
     }
-    if (!progress_ok(hint.control_progress, true, why)) return false;
-    if (!progress_ok(hint.data_progress, false, why)) return false;
-    switch (hint.resource_mgmt) {
+    if (!progress_ok(raw_enum(hint.control_progress), true, why)) return false;
+    if (!progress_ok(raw_enum(hint.data_progress), false, why)) return false;
+    switch (raw_enum(hint.resource_mgmt)) {
         case FI_RM_UNSPEC: case FI_RM_ENABLED: case FI_RM_DISABLED:
             break;
         default:
-            why = "resource_mgmt value " + std::to_string(static_cast<int>(hint.resource_mgmt)) + " is unknown";
+            why = "resource_mgmt value " + std::to_string(raw_enum(hint.resource_mgmt)) + " is unknown";
             return false;
     }
-    switch (hint.av_type) {
+    switch (raw_enum(hint.av_type)) {
         case FI_AV_UNSPEC: case FI_AV_TABLE: case FI_AV_MAP:
             break;
         default:
-            why = "av_type value " + std::to_string(static_cast<int>(hint.av_type)) + " is unknown";
+            why = "av_type value " + std::to_string(raw_enum(hint.av_type)) + " is unknown";
             return false;
     }
     struct Limit { const char *what; size_t asked, offered; };

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_set>
 
 namespace ufi::runtime::info {
 
@@ -17,6 +19,34 @@ char *dup_cstr(const char *s) {
 }
 
 namespace {
+
+// The fi_domain_attr structs ufi allocated (setup-time only: a lock is fine).
+struct OwnedDomainAttrs {
+    std::mutex mutex;
+    std::unordered_set<const fi_domain_attr *> set;
+};
+
+OwnedDomainAttrs &owned() {
+    static OwnedDomainAttrs *o = new OwnedDomainAttrs;  // never destroyed: used at exit
+    return *o;
+}
+
+fi_domain_attr *track(fi_domain_attr *attr) {
+    if (attr == nullptr) return nullptr;
+    try {
+        std::lock_guard<std::mutex> lock(owned().mutex);
+        owned().set.insert(attr);
+    } catch (...) {
+        // Untracked only means fi_tostr prints the 1.x field set for it.
+    }
+    return attr;
+}
+
+void untrack(const fi_domain_attr *attr) {
+    if (attr == nullptr) return;
+    std::lock_guard<std::mutex> lock(owned().mutex);
+    owned().set.erase(attr);
+}
 
 template <typename T>
 T *calloc_one() {
@@ -40,6 +70,7 @@ T *dup_prefix(const T *src, size_t size) {
 
 void free_domain_attr(fi_domain_attr *attr) {
     if (attr == nullptr) return;
+    untrack(attr);
     free(attr->name);
     free(attr->auth_key);
     free(attr);
@@ -84,7 +115,7 @@ fi_info *alloc_info() {
     info->tx_attr = calloc_one<fi_tx_attr>();
     info->rx_attr = calloc_one<fi_rx_attr>();
     info->ep_attr = calloc_one<fi_ep_attr>();
-    info->domain_attr = calloc_one<fi_domain_attr>();
+    info->domain_attr = track(calloc_one<fi_domain_attr>());
     info->fabric_attr = calloc_one<fi_fabric_attr>();
     if (!info->tx_attr || !info->rx_attr || !info->ep_attr || !info->domain_attr ||
         !info->fabric_attr) {
@@ -138,7 +169,7 @@ fi_info *dup_info(const fi_info *src, const AttrLayout &layout) {
     ok &= dst->ep_attr != nullptr;
 
     if (src->domain_attr != nullptr) {
-        dst->domain_attr = dup_prefix(src->domain_attr, layout.domain_attr_size);
+        dst->domain_attr = track(dup_prefix(src->domain_attr, layout.domain_attr_size));
         if (dst->domain_attr != nullptr) {
             dst->domain_attr->name = nullptr;
             dst->domain_attr->auth_key = nullptr;
@@ -153,7 +184,7 @@ fi_info *dup_info(const fi_info *src, const AttrLayout &layout) {
             }
         }
     } else {
-        dst->domain_attr = calloc_one<fi_domain_attr>();
+        dst->domain_attr = track(calloc_one<fi_domain_attr>());
     }
     ok &= dst->domain_attr != nullptr;
 
@@ -192,6 +223,11 @@ fi_info *dup_info(const fi_info *src, const AttrLayout &layout) {
         return nullptr;
     }
     return dst;
+}
+
+bool has_current_layout(const fi_domain_attr *attr) {
+    std::lock_guard<std::mutex> lock(owned().mutex);
+    return owned().set.count(attr) != 0;
 }
 
 void free_info(fi_info *list) {

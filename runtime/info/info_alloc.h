@@ -28,6 +28,12 @@ inline fi_info *dup_info(const fi_info *src) { return dup_info(src, layout_curre
 // Releases a whole list (fi_freeinfo()). Reads nothing beyond the 1.3 layout.
 void free_info(fi_info *list);
 
+// Whether `attr` was allocated by ufi (alloc_info/dup_info) and so has the full current
+// layout. fi_tostr has one symbol version for every caller; it prints the fields libfabric
+// 2.x appended to fi_domain_attr only for structs that are known to have them, because a
+// 1.x program's own fi_domain_attr ends at tclass.
+bool has_current_layout(const fi_domain_attr *attr);
+
 // malloc-based string duplicate that tolerates NULL.
 char *dup_cstr(const char *s);
 

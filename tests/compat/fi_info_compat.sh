@@ -4,6 +4,7 @@
 # library must export the symbol versions of shared/abi-notes.md.
 # Usage: fi_info_compat.sh <compat dir>     (exit 77 = skipped: fi_info is not installed)
 set -uo pipefail
+# Note: never pipe into grep -q under pipefail (the writer may die of SIGPIPE); use <<<.
 compat_dir=$1
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -15,16 +16,16 @@ export LD_LIBRARY_PATH="$compat_dir"
 export FI_LOG_LEVEL=warn
 
 # The binary really resolves libfabric.so.1 to ours.
-ldd "$(command -v fi_info)" | grep -q "$compat_dir/libfabric.so.1" || fail "fi_info does not load $lib: $(ldd "$(command -v fi_info)" | grep fabric)"
+grep -q "$compat_dir/libfabric.so.1" <<<"$(ldd "$(command -v fi_info)")" || fail "fi_info does not load $lib: $(ldd "$(command -v fi_info)" | grep fabric)"
 
 out=$(fi_info -l 2>&1) || fail "fi_info -l failed: $out"
-echo "$out" | grep -qx "ufi:" || fail "fi_info -l does not list ufi: $out"
-echo "$out" | grep -q "version: 0.1" || fail "fi_info -l shows no ufi version: $out"
+grep -qx "ufi:" <<<"$out" || fail "fi_info -l does not list ufi: $out"
+grep -q "version: 0.1" <<<"$out" || fail "fi_info -l shows no ufi version: $out"
 
 out=$(fi_info -p ufi 2>&1) || fail "fi_info -p ufi failed: $out"
-echo "$out" | grep -q "provider: ufi" || fail "no ufi entry: $out"
-echo "$out" | grep -q "type: FI_EP_RDM" || fail "no FI_EP_RDM entry: $out"
-echo "$out" | grep -q "protocol: FI_PROTO_UCX" || fail "protocol not printed: $out"
+grep -q "provider: ufi" <<<"$out" || fail "no ufi entry: $out"
+grep -q "type: FI_EP_RDM" <<<"$out" || fail "no FI_EP_RDM entry: $out"
+grep -q "protocol: FI_PROTO_UCX" <<<"$out" || fail "protocol not printed: $out"
 # The first entry is the domain that reaches same-host and remote peers (a real NIC when
 # one exists; lo or shm otherwise).
 first_domain=$(echo "$out" | awk '/domain:/ {print $2; exit}')
@@ -33,7 +34,7 @@ first_domain=$(echo "$out" | awk '/domain:/ {print $2; exit}')
 out=$(fi_info -p ufi -v 2>&1) || fail "fi_info -p ufi -v failed: $out"
 for field in "fi_info:" "fi_tx_attr:" "inject_size:" "fi_rx_attr:" "fi_ep_attr:" "max_msg_size:" \
              "fi_domain_attr:" "mr_key_size: 8" "cq_data_size: 8" "fi_fabric_attr:" "prov_name: ufi"; do
-  echo "$out" | grep -q "$field" || fail "fi_info -v lacks '$field'"
+  grep -q "$field" <<<"$out" || fail "fi_info -v lacks '$field'"
 done
 # inject_size is derived from am_short: never zero on a machine with shared memory or tcp.
 inject=$(echo "$out" | awk '/inject_size:/ {print $2; exit}')
@@ -57,9 +58,9 @@ if command -v objdump >/dev/null; then
               "FABRIC_1.0 fi_version" "FABRIC_1.0 fi_param_define" "FABRIC_1.0 fi_freeparams" \
               "FABRIC_1.0 fi_log_enabled"; do
     ver=${want% *}; sym=${want#* }
-    echo "$syms" | grep -Eq "[( ]${ver//./\\.}\)? +${sym}\$" || fail "objdump -T lacks ${sym}@${ver}"
+    grep -Eq "[( ]${ver//./\\.}\)? +${sym}\$" <<<"$syms" || fail "objdump -T lacks ${sym}@${ver}"
   done
   # fi_getinfo@@FABRIC_1.10 is the default version (what new programs link against).
-  echo "$syms" | grep -E " FABRIC_1\.10 +fi_getinfo$" >/dev/null || fail "fi_getinfo@@FABRIC_1.10 is not the default version"
+  grep -E " FABRIC_1\.10 +fi_getinfo$" <<<"$syms" >/dev/null || fail "fi_getinfo@@FABRIC_1.10 is not the default version"
 fi
 echo "PASS: Debian's fi_info loads ufi's libfabric.so.1 and lists provider ufi"

@@ -8,49 +8,49 @@ fail() { echo "FAIL: $*"; exit 1; }
 json_ok() { python3 -c 'import json,sys; json.load(sys.stdin)' || return 1; }
 
 out=$("$ufi_info") || fail "summary failed"
-echo "$out" | grep -q "^ufi " || fail "summary lacks the version line: $out"
-echo "$out" | grep -q "domains, in fi_getinfo order" || fail "summary lacks domains: $out"
+grep -q "^ufi " <<<"$out" || fail "summary lacks the version line: $out"
+grep -q "domains, in fi_getinfo order" <<<"$out" || fail "summary lacks domains: $out"
 
 out=$("$ufi_info" -v) || fail "-v failed"
-for w in "ufi" "libfabric API" "ucx" "hwloc"; do echo "$out" | grep -q "^$w " || fail "-v lacks $w: $out"; done
-echo "$out" | grep -q "libfabric API *2.7" || fail "-v API version: $out"
+for w in "ufi" "libfabric API" "ucx" "hwloc"; do grep -q "^$w " <<<"$out" || fail "-v lacks $w: $out"; done
+grep -q "libfabric API *2.7" <<<"$out" || fail "-v API version: $out"
 
 out=$("$ufi_info" -d) || fail "-d failed"
 for w in "Memory domain: posix" "Transport: posix" "Transport: tcp" "Device: lo" "am_short_max" \
          "latency_ns" "bandwidth_shared_MBps" "capabilities"; do
-  echo "$out" | grep -q "$w" || fail "-d lacks '$w'"
+  grep -q "$w" <<<"$out" || fail "-d lacks '$w'"
 done
 
 out=$("$ufi_info" -c) || fail "-c failed"
-echo "$out" | grep -q "^UFI_TLS=all$" || fail "-c lacks UFI_TLS=all"
-echo "$out" | grep -q "^FI_LOG_LEVEL=" || fail "-c lacks FI_LOG_LEVEL"
+grep -q "^UFI_TLS=all$" <<<"$out" || fail "-c lacks UFI_TLS=all"
+grep -q "^FI_LOG_LEVEL=" <<<"$out" || fail "-c lacks FI_LOG_LEVEL"
 out=$(UFI_TLS=shm "$ufi_info" -c) || fail "-c with UFI_TLS failed"
-echo "$out" | grep -q "^UFI_TLS=shm$" || fail "-c does not show the value in effect"
-echo "$out" | grep -q "set in the environment" || fail "-c does not mark set variables"
+grep -q "^UFI_TLS=shm$" <<<"$out" || fail "-c does not show the value in effect"
+grep -q "set in the environment" <<<"$out" || fail "-c does not mark set variables"
 
 out=$("$ufi_info" -t) || fail "-t failed"
-echo "$out" | grep -q "Process bound to CPUs\|hwloc topology unavailable" || fail "-t lacks the binding: $out"
-echo "$out" | grep -q "UCT network devices" || fail "-t lacks UCT devices: $out"
+grep -q "Process bound to CPUs\|hwloc topology unavailable" <<<"$out" || fail "-t lacks the binding: $out"
+grep -q "UCT network devices" <<<"$out" || fail "-t lacks UCT devices: $out"
 
 out=$("$ufi_info" -f) || fail "-f failed"
-echo "$out" | grep -q "provider: ufi" || fail "-f lacks entries: $out"
-echo "$out" | grep -q "transports: " || fail "-f lacks transports: $out"
+grep -q "provider: ufi" <<<"$out" || fail "-f lacks entries: $out"
+grep -q "transports: " <<<"$out" || fail "-f lacks transports: $out"
 out=$("$ufi_info" -f -p ufi -e FI_EP_RDM -l) || fail "-f -l failed"
-echo "$out" | grep -q "fi_domain_attr:" || fail "-f -l lacks attributes"
+grep -q "fi_domain_attr:" <<<"$out" || fail "-f -l lacks attributes"
 
 # No match: exit 1 and the reasons, one per domain.
 out=$("$ufi_info" -f -e FI_EP_MSG); rc=$?
 [ "$rc" -eq 1 ] || fail "-f -e FI_EP_MSG exit $rc"
-echo "$out" | grep -q "fi_getinfo: -61" || fail "no -61: $out"
-echo "$out" | grep -q "ep_type FI_EP_MSG not offered" || fail "no reason: $out"
+grep -q "fi_getinfo: -61" <<<"$out" || fail "no -61: $out"
+grep -q "ep_type FI_EP_MSG not offered" <<<"$out" || fail "no reason: $out"
 out=$("$ufi_info" -f -c "FI_TAGGED|FI_RMA"); rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q "caps FI_RMA | FI_TAGGED not offered" || fail "caps reason missing: $out"
+[ "$rc" -eq 1 ] && grep -q "caps FI_RMA | FI_TAGGED not offered" <<<"$out" || fail "caps reason missing: $out"
 out=$("$ufi_info" -f -p tcp); rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q "hints ask for provider \"tcp\"" || fail "provider reason missing: $out"
+[ "$rc" -eq 1 ] && grep -q "hints ask for provider \"tcp\"" <<<"$out" || fail "provider reason missing: $out"
 out=$(UFI_TLS=^tcp "$ufi_info" -f -c FI_REMOTE_COMM); rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q "FI_REMOTE_COMM" || fail "UFI_TLS=^tcp should leave no remote domain: $out"
+[ "$rc" -eq 1 ] && grep -q "FI_REMOTE_COMM" <<<"$out" || fail "UFI_TLS=^tcp should leave no remote domain: $out"
 out=$(UFI_TLS=^tcp "$ufi_info" -f) || fail "UFI_TLS=^tcp -f failed"
-[ "$(echo "$out" | grep -c 'domain:')" -eq 1 ] && echo "$out" | grep -q "domain: shm" || fail "UFI_TLS=^tcp: $out"
+[ "$(grep -c 'domain:' <<<"$out")" -eq 1 ] && grep -q "domain: shm" <<<"$out" || fail "UFI_TLS=^tcp: $out"
 
 # JSON for every report.
 for args in "" "-v" "-d" "-c" "-t" "-f" "-v -d --config -t -f" "-f -e FI_EP_MSG"; do
@@ -87,5 +87,5 @@ for args in "--bogus" "-x" "-p ufi" "-f -e" "-f -e FI_EP_WHAT" "-f -c FI_NOPE" "
   [ "$rc" -eq 2 ] || fail "'$args' exit $rc (want 2)"
   [ -n "$err" ] || fail "'$args' printed nothing on stderr"
 done
-"$ufi_info" -h | grep -q "Usage: ufi_info" || fail "-h"
+grep -q "Usage: ufi_info" <<<"$("$ufi_info" -h)" || fail "-h"
 echo "PASS: ufi_info"

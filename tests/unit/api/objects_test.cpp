@@ -146,7 +146,8 @@ TEST(Api, LogThroughTheFacade) {
     EXPECT_EQ(fi_log_enabled(&prov, FI_LOG_WARN, FI_LOG_CORE), 1);
     EXPECT_EQ(fi_log_enabled(&prov, FI_LOG_INFO, FI_LOG_AV), 1);
     EXPECT_EQ(fi_log_enabled(&prov, FI_LOG_DEBUG, FI_LOG_AV), 0);
-    EXPECT_EQ(fi_log_enabled(&prov, FI_LOG_WARN, static_cast<fi_log_subsys>(99)), 0);
+    auto enabled_c = reinterpret_cast<int (*)(const fi_provider *, int, int)>(&fi_log_enabled);
+    EXPECT_EQ(enabled_c(&prov, FI_LOG_WARN, 99), 0) << "a C caller's unknown subsystem";
     fi_log(&prov, FI_LOG_WARN, FI_LOG_MR, "my_func", 123, "value=%d %s\n", 7, "seven");
     uint64_t showtime = 0;
     EXPECT_EQ(fi_log_ready(&prov, FI_LOG_WARN, FI_LOG_CORE, &showtime), 1);
@@ -171,7 +172,9 @@ TEST(Api, ExtReports) {
         ufi_ext_free_report(r);
     }
     ufi_ext_report *r = nullptr;
-    EXPECT_EQ(ufi_ext_get_report(static_cast<ufi_ext_topic>(99), &r), -FI_EINVAL);
+    // As a C caller passing an int that names no topic.
+    auto as_c = reinterpret_cast<int (*)(int, ufi_ext_report **)>(&ufi_ext_get_report);
+    EXPECT_EQ(as_c(99, &r), -FI_EINVAL);
     EXPECT_EQ(ufi_ext_get_report(UFI_EXT_VERSIONS, nullptr), -FI_EINVAL);
     ASSERT_EQ(ufi_ext_get_report(UFI_EXT_VERSIONS, &r), 0);
     bool found = false;

@@ -1,5 +1,6 @@
 // Hint matching for one candidate, as a table: each case edits a set of hints and expects
 // either a match or an exclusion whose reason names the hint.
+#include "runtime/info/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/provider_info.h"
@@ -46,7 +47,10 @@ const Case kCases[] = {
     {"fabric name differs", [](fi_info &h) { h.fabric_attr->name = strdup("IB-0xfe80"); }, "fabric name"},
     {"threading DOMAIN", [](fi_info &h) { h.domain_attr->threading = FI_THREAD_DOMAIN; }, nullptr},
     {"threading COMPLETION", [](fi_info &h) { h.domain_attr->threading = FI_THREAD_COMPLETION; }, nullptr},
-    {"threading garbage", [](fi_info &h) { h.domain_attr->threading = static_cast<fi_threading>(77); }, "threading"},
+    {"threading garbage", [](fi_info &h) { set_raw_enum(h.domain_attr->threading, 77); }, "threading"},
+    {"data progress garbage", [](fi_info &h) { set_raw_enum(h.domain_attr->data_progress, 1234); }, "data_progress value 1234"},
+    {"av_type garbage", [](fi_info &h) { set_raw_enum(h.domain_attr->av_type, -5); }, "av_type value -5"},
+    {"ep_type garbage", [](fi_info &h) { set_raw_enum(h.ep_attr->type, 99); }, "ep_type"},
     {"data progress MANUAL", [](fi_info &h) { h.domain_attr->data_progress = FI_PROGRESS_MANUAL; }, nullptr},
     {"data progress AUTO not yet", [](fi_info &h) { h.domain_attr->data_progress = FI_PROGRESS_AUTO; }, "FI_PROGRESS_AUTO"},
     {"control progress AUTO not yet", [](fi_info &h) { h.domain_attr->control_progress = FI_PROGRESS_AUTO; }, "control_progress"},
