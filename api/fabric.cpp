@@ -1,5 +1,6 @@
 // fi_fabric, fi_fabric2 and the fabric's ops tables.
 #include "api/export.h"
+#include "api/objects.h"
 #include "runtime/fabric.h"
 #include "runtime/log/log.h"
 
@@ -23,14 +24,18 @@ int not_yet(const char *what) {
     return -FI_ENOSYS;
 }
 
-int fabric_domain(fid_fabric *, fi_info *, fid_domain **, void *) { return not_yet("fi_domain"); }
-int fabric_domain2(fid_fabric *, fi_info *, fid_domain **, uint64_t, void *) {
-    return not_yet("fi_domain2");
+int fabric_domain(fid_fabric *fabric, fi_info *info, fid_domain **domain, void *context) {
+    return ufi::api::open_domain(fabric, info, domain, 0, context);
+}
+int fabric_domain2(fid_fabric *fabric, fi_info *info, fid_domain **domain, uint64_t flags, void *context) {
+    return ufi::api::open_domain(fabric, info, domain, flags, context);
 }
 int fabric_passive_ep(fid_fabric *, fi_info *, fid_pep **, void *) {
     return not_yet("fi_passive_ep");
 }
-int fabric_eq_open(fid_fabric *, fi_eq_attr *, fid_eq **, void *) { return not_yet("fi_eq_open"); }
+int fabric_eq_open(fid_fabric *fabric, fi_eq_attr *attr, fid_eq **eq, void *context) {
+    return ufi::api::eq_open(fabric, attr, eq, context);
+}
 int fabric_wait_open(fid_fabric *, fi_wait_attr *, fid_wait **) { return not_yet("fi_wait_open"); }
 int fabric_trywait(fid_fabric *, fid **, int) { return not_yet("fi_trywait"); }
 

@@ -16,6 +16,7 @@ struct DomainOffer {
     bool reaches_local = false;   // same-host peers (shared memory, self, loopback)
     bool reaches_remote = false;  // other hosts (a non-loopback network device)
     std::vector<std::string> ip_addrs;  // addresses of net_device (FI_SOURCE / node matching)
+    std::vector<size_t> resources;      // indices into the discovery's resource list
 
     // Derived limits (see provider_info.cpp for how each is computed from UCT attributes).
     size_t inject_size = 0;

@@ -1,5 +1,6 @@
 #include "runtime/info/hint_match.h"
 
+#include "runtime/domain.h"
 #include "runtime/info/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/info_alloc.h"
@@ -128,8 +129,12 @@ bool check_domain(const fi_domain_attr &prov, const fi_domain_attr &hint, std::s
         return false;
     }
     if (hint.domain != nullptr) {
-        why = "domain_attr->domain names an open domain; domains are not implemented yet";
-        return false;
+        // An open domain: only entries for that domain match.
+        if (hint.domain->fid.fclass != FI_CLASS_DOMAIN ||
+            static_cast<const Domain *>(hint.domain)->offer.name != prov.name) {
+            why = "domain_attr->domain is another domain";
+            return false;
+        }
     }
     switch (raw_enum(hint.threading)) {
         case FI_THREAD_UNSPEC: case FI_THREAD_SAFE: case FI_THREAD_FID: case FI_THREAD_DOMAIN:

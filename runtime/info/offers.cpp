@@ -43,6 +43,7 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     offer.net_device = choice.net_device;
     offer.reaches_local = choice.reaches_local;
     offer.reaches_remote = choice.reaches_remote;
+    offer.resources = choice.resources;
 
     size_t inject = std::numeric_limits<size_t>::max();
     size_t iov = std::numeric_limits<size_t>::max();

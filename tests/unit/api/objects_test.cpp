@@ -51,9 +51,11 @@ TEST(Api, FabricOpenClose) {
     ASSERT_NE(fabric, nullptr);
     EXPECT_EQ(fabric->fid.fclass, static_cast<size_t>(FI_CLASS_FABRIC));
     EXPECT_EQ(fabric->fid.context, &ctx);
-    // Domains arrive with the next issue: the op exists and says so.
+    // A fabric with an open domain cannot close.
     fid_domain *domain = nullptr;
-    EXPECT_EQ(fi_domain(fabric, info, &domain, nullptr), -FI_ENOSYS);
+    ASSERT_EQ(fi_domain(fabric, info, &domain, nullptr), 0);
+    EXPECT_EQ(fi_close(&fabric->fid), -FI_EBUSY);
+    EXPECT_EQ(fi_close(&domain->fid), 0);
     EXPECT_EQ(fi_close(&fabric->fid), 0);
 
     ASSERT_EQ(fi_fabric2(info, &fabric, 0, nullptr), 0);

@@ -1,0 +1,27 @@
+// The entry points of each object family, as the domain's and fabric's ops tables route to
+// them. One adapter file per family implements its part (av.cpp, mr.cpp, cq.cpp, cntr.cpp,
+// eq.cpp, ep.cpp); domain.cpp and fabric.cpp only fill the tables.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+namespace ufi::api {
+
+// fi_ops_domain
+int av_open(fid_domain *domain, fi_av_attr *attr, fid_av **av, void *context);
+int cq_open(fid_domain *domain, fi_cq_attr *attr, fid_cq **cq, void *context);
+int cntr_open(fid_domain *domain, fi_cntr_attr *attr, fid_cntr **cntr, void *context);
+int endpoint(fid_domain *domain, fi_info *info, fid_ep **ep, void *context);
+int endpoint2(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, void *context);
+
+// fi_ops_mr (the domain's registration table)
+extern fi_ops_mr g_mr_ops;
+
+// fi_ops_fabric
+int open_domain(fid_fabric *fabric, fi_info *info, fid_domain **domain, uint64_t flags, void *context);
+int eq_open(fid_fabric *fabric, fi_eq_attr *attr, fid_eq **eq, void *context);
+
+}  // namespace ufi::api

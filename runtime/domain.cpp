@@ -1,0 +1,120 @@
+#include "runtime/domain.h"
+
+#include "runtime/info/capabilities.h"
+#include "runtime/info/getinfo.h"
+#include "runtime/info/hint_match.h"
+#include "runtime/info/info_alloc.h"
+#include "runtime/info/provider_info.h"
+#include "runtime/log/log.h"
+#include "transports/discovery.h"
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime {
+
+namespace {
+
+// Authorization keys are opaque byte strings of 1 to 64 bytes (FI_AV_AUTH_KEY aside).
+constexpr size_t kMaxAuthKeySize = 64;
+
+const info::DomainOffer *find_offer(const char *name) {
+    for (const auto &o : info::process_env().offers) {
+        if (name != nullptr && o.name == name) return &o;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+int open_domain(Fabric *fabric, const fi_info *info, uint64_t flags, void *context, fi_ops *ops,
+                fi_ops_domain *domain_ops, fi_ops_mr *mr_ops, Domain **out) noexcept {
+    if (fabric == nullptr || info == nullptr || out == nullptr || info->domain_attr == nullptr) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain: fabric, info, info->domain_attr or domain is NULL");
+        return -FI_EINVAL;
+    }
+    if (flags != 0) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain2: flags {:#x} are not defined", flags);
+        return -FI_EBADFLAGS;
+    }
+    const info::DomainOffer *offer = find_offer(info->domain_attr->name);
+    if (offer == nullptr) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain: ufi offers no domain named \"{}\" (see ufi_info)",
+                     info->domain_attr->name ? info->domain_attr->name : "(null)");
+        return -FI_ENODATA;
+    }
+    const fi_domain_attr &attr = *info->domain_attr;
+    const bool av_keys = attr.auth_key_size == FI_AV_AUTH_KEY;
+    if (!av_keys && attr.auth_key_size != 0 &&
+        (attr.auth_key_size > kMaxAuthKeySize || attr.auth_key == nullptr)) {
+        UFI_LOG_WARN(log::Subsys::Domain,
+                     "fi_domain: auth_key_size {} (key {}) is invalid: keys are 1 to {} bytes, or FI_AV_AUTH_KEY",
+                     attr.auth_key_size, attr.auth_key ? "set" : "NULL", kMaxAuthKeySize);
+        return -FI_EINVAL;
+    }
+
+    // The application may have edited the fi_info fi_getinfo gave it: negotiate again
+    // against the offer, so the domain's attributes are ones ufi honours.
+    info::MatchResult m;
+    for (fi_ep_type type : info::kEndpointTypes) {
+        fi_info *cand = info::make_provider_info(*offer, type, fabric->api_version);
+        if (cand == nullptr) return -FI_ENOMEM;
+        m = info::match_hints(*cand, info, fabric->api_version);
+        info::free_info(cand);
+        if (m.info != nullptr || m.error != 0) break;
+    }
+    if (m.info == nullptr) {
+        if (m.error != 0) return m.error;
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain: the fi_info does not fit domain {}: {}", offer->name,
+                     m.reason);
+        return -FI_ENODATA;
+    }
+
+    auto *d = new (std::nothrow) Domain{};
+    if (d == nullptr) {
+        info::free_info(m.info);
+        return -FI_ENOMEM;
+    }
+    d->fid.fclass = FI_CLASS_DOMAIN;
+    d->fid.context = context;
+    d->fid.ops = ops;
+    d->ops = domain_ops;
+    d->mr = mr_ops;
+    d->fabric = fabric;
+    d->api_version = fabric->api_version;
+    d->info = m.info;
+    d->offer = *offer;
+    const auto &resources = transports::discovery().resources;
+    for (size_t idx : offer->resources) {
+        if (idx < resources.size()) d->resources.push_back(&resources[idx]);
+    }
+    d->threading = d->info->domain_attr->threading;
+    d->mr_mode = d->info->domain_attr->mr_mode;
+    d->av_type = d->info->domain_attr->av_type;
+    d->caps = d->info->caps;
+    d->av_auth_keys = av_keys;
+    if (!av_keys && attr.auth_key_size != 0) d->auth_key.assign(attr.auth_key, attr.auth_key + attr.auth_key_size);
+    d->info->domain_attr->domain = d;
+    fabric->open_children.fetch_add(1);
+    UFI_LOG_INFO(log::Subsys::Domain, "domain {} opened: {}", offer->name, offer->description);
+    *out = d;
+    return 0;
+}
+
+int close_domain(Domain *d) noexcept {
+    const int children = d->open_children.load();
+    if (children != 0) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_close(domain {}): {} objects (AVs, MRs, CQs, counters, endpoints) still open",
+                     d->offer.name, children);
+        return -FI_EBUSY;
+    }
+    d->fabric->open_children.fetch_sub(1);
+    info::free_info(d->info);
+    delete d;
+    return 0;
+}
+
+}  // namespace ufi::runtime

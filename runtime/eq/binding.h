@@ -1,0 +1,25 @@
+// What endpoints, AVs and domains need from an event queue, implemented by the EQ subsystem
+// (runtime/eq/).
+#pragma once
+
+#include <rdma/fi_eq.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ufi::runtime::eq {
+
+class Eq;
+
+Eq *eq_of(fid_eq *eq) noexcept;
+Eq *eq_of(fid_t fid) noexcept;
+
+// A bound object: fi_close(eq) returns -FI_EBUSY while any is attached.
+void attach(Eq *eq) noexcept;
+void detach(Eq *eq) noexcept;
+
+// Posts an event (as fi_eq_write would) or an error entry; -FI_EAGAIN when full.
+int post(Eq *eq, uint32_t event, const void *buf, size_t len, uint64_t flags) noexcept;
+int post_error(Eq *eq, const fi_eq_err_entry &err) noexcept;
+
+}  // namespace ufi::runtime::eq

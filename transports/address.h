@@ -1,0 +1,74 @@
+// The endpoint address blob: what fi_getname returns and fi_av_insert takes. Versioned and
+// self-describing: an identity (a random 64-bit uuid per enabled endpoint, and the
+// endpoint's id in its process) and one record per UCT transport the endpoint opened
+// (transport name, device address, iface address), as uct-brief section 3 describes.
+// Endpoint (connect-to-ep) addresses never appear here: they exist only per connection.
+//
+// Binary layout, little-endian, no padding:
+//   0  u8[2] magic "uf"        2  u8 version (1)      3  u8 record count (1..32)
+//   4  u64 uuid                12 u32 endpoint id
+//   16 records: u8 tl_len, tl name (1..15 printable chars), u8 dev_len, u8 iface_len,
+//               device address bytes, iface address bytes
+// The blob is exactly as long as its records say: a truncated or padded blob is invalid.
+//
+// Printable form (FI_ADDR_STR): "fi_ufi://" followed by the blob in base64url without
+// padding, so addresses survive string key-value stores, environment variables and logs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ufi::transports::address {
+
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderSize = 16;
+inline constexpr size_t kMaxRecords = 32;
+inline constexpr size_t kMaxTlName = 15;
+inline constexpr std::string_view kStringPrefix = "fi_ufi://";
+
+struct TransportRecord {
+    std::string tl;                   // UCT transport name: "posix", "tcp", "rc_mlx5"
+    std::vector<uint8_t> device_addr; // uct_iface_get_device_address
+    std::vector<uint8_t> iface_addr;  // uct_iface_get_address
+    bool operator==(const TransportRecord &) const = default;
+};
+
+struct EndpointAddress {
+    uint64_t uuid = 0;
+    uint32_t endpoint_id = 0;
+    std::vector<TransportRecord> records;
+    bool operator==(const EndpointAddress &) const = default;
+};
+
+// The blob; empty when `addr` cannot be encoded (no record, too many, a name or address
+// too long), with *why set.
+std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why = nullptr);
+
+// Parses and validates a blob; false with *why (e.g. "truncated record 2") when malformed.
+bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why = nullptr);
+
+// Just the validation, without building the result.
+bool is_valid(const void *blob, size_t len, std::string *why = nullptr);
+
+// Size of the blob that starts at `blob`, read from its header and records, or 0 when it is
+// malformed. Lets callers find where an address ends in a buffer.
+size_t blob_size(const void *blob, size_t max_len);
+
+// "fi_ufi://<base64url>" for a blob (any bytes; the caller validates).
+std::string to_string(const void *blob, size_t len);
+
+// The blob in a "fi_ufi://" string; false with *why when the prefix or encoding is wrong or
+// the decoded bytes are not a valid address.
+bool from_string(std::string_view text, std::vector<uint8_t> &blob, std::string *why = nullptr);
+
+// A readable summary for logs: "ufi ep 7 uuid 0x1a2b... [posix, sysv, tcp]".
+std::string describe(const EndpointAddress &addr);
+
+// base64url without padding (RFC 4648 section 5), exposed for tests.
+std::string base64url_encode(const void *data, size_t len);
+bool base64url_decode(std::string_view text, std::vector<uint8_t> &out);
+
+}  // namespace ufi::transports::address
