@@ -18,9 +18,6 @@ namespace ufi::runtime {
 
 namespace {
 
-// Authorization keys are opaque byte strings of 1 to 64 bytes (FI_AV_AUTH_KEY aside).
-constexpr size_t kMaxAuthKeySize = 64;
-
 const info::DomainOffer *find_offer(const char *name) {
     for (const auto &o : info::process_env().offers) {
         if (name != nullptr && o.name == name) return &o;
@@ -46,13 +43,15 @@ int open_domain(Fabric *fabric, const fi_info *info, uint64_t flags, void *conte
                      info->domain_attr->name ? info->domain_attr->name : "(null)");
         return -FI_ENODATA;
     }
+    // Authorization keys are opaque byte strings of 1 to 64 bytes (or FI_AV_AUTH_KEY):
+    // other sizes are invalid arguments, not a mismatch.
     const fi_domain_attr &attr = *info->domain_attr;
     const bool av_keys = attr.auth_key_size == FI_AV_AUTH_KEY;
     if (!av_keys && attr.auth_key_size != 0 &&
-        (attr.auth_key_size > kMaxAuthKeySize || attr.auth_key == nullptr)) {
+        (attr.auth_key_size > info::kMaxAuthKeySize || attr.auth_key == nullptr)) {
         UFI_LOG_WARN(log::Subsys::Domain,
-                     "fi_domain: auth_key_size {} (key {}) is invalid: keys are 1 to {} bytes, or FI_AV_AUTH_KEY",
-                     attr.auth_key_size, attr.auth_key ? "set" : "NULL", kMaxAuthKeySize);
+                     "fi_domain: domain_attr auth_key_size {} (key {}) is invalid: keys are 1 to {} bytes, or FI_AV_AUTH_KEY",
+                     attr.auth_key_size, attr.auth_key ? "set" : "NULL", info::kMaxAuthKeySize);
         return -FI_EINVAL;
     }
 

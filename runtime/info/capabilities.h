@@ -65,4 +65,10 @@ inline constexpr size_t kMrCount = size_t{1} << 24;
 inline constexpr size_t kMrIovLimit = 1;  // fi_mr_regv arrives with the MR issue
 inline constexpr size_t kMaxErrData = 256;
 
+// Authorization keys: opaque byte strings of 1 to 64 bytes, per domain or endpoint (the
+// classic form), or AV-level keys (domain auth_key_size == FI_AV_AUTH_KEY), of which an
+// endpoint takes every key its AV holds when it is enabled, up to this many.
+inline constexpr size_t kMaxAuthKeySize = 64;
+inline constexpr size_t kMaxEpAuthKeys = 256;
+
 }  // namespace ufi::runtime::info

@@ -11,6 +11,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -53,6 +54,28 @@ uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
     return primaries | directions | (offered & ~(kPrimaryMask | kDirectionMask));
 }
 
+// A classic authorization key: none, or 1 to kMaxAuthKeySize bytes that are present.
+bool auth_key_ok(const uint8_t *key, size_t size, const char *where, std::string &why) {
+    if (size == 0 && key == nullptr) return true;
+    if (size == 0 || size > kMaxAuthKeySize || key == nullptr) {
+        why = std::string(where) + " auth_key_size " + std::to_string(size) + (key ? "" : " with a NULL key") +
+              ": keys are 1 to " + std::to_string(kMaxAuthKeySize) + " bytes";
+        return false;
+    }
+    return true;
+}
+
+// Copies a caller's key into a malloc'ed buffer of the output fi_info.
+bool copy_key(const uint8_t *key, size_t size, uint8_t *&dst_key, size_t &dst_size) {
+    dst_key = nullptr;
+    dst_size = size;
+    if (key == nullptr || size == 0 || size == FI_AV_AUTH_KEY) return true;
+    dst_key = static_cast<uint8_t *>(malloc(size));
+    if (dst_key == nullptr) return false;
+    memcpy(dst_key, key, size);
+    return true;
+}
+
 bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) {
     const int type = raw_enum(hint.type);
     if (type != FI_EP_UNSPEC && type != prov.type) {
@@ -91,10 +114,11 @@ bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) 
         why = too_big("ep_attr rx_ctx_cnt", hint.rx_ctx_cnt, prov.rx_ctx_cnt);
         return false;
     }
-    if (hint.auth_key_size != 0 || hint.auth_key != nullptr) {
-        why = "endpoint authorization keys are not offered yet";
+    if (hint.auth_key_size == FI_AV_AUTH_KEY) {
+        why = "ep_attr auth_key_size FI_AV_AUTH_KEY is a domain attribute value";
         return false;
     }
+    if (!auth_key_ok(hint.auth_key, hint.auth_key_size, "ep_attr", why)) return false;
     if (hint.xpu_ctx != nullptr) {
         why = "XPU contexts are not offered";
         return false;
@@ -191,8 +215,7 @@ bool check_domain(const fi_domain_attr &prov, const fi_domain_attr &hint, std::s
         why = "domain caps " + caps_str(hint.caps & ~prov.caps) + " not offered";
         return false;
     }
-    if (hint.auth_key_size != 0 || hint.auth_key != nullptr) {
-        why = "domain authorization keys are not offered yet";
+    if (hint.auth_key_size != FI_AV_AUTH_KEY && !auth_key_ok(hint.auth_key, hint.auth_key_size, "domain_attr", why)) {
         return false;
     }
     return true;
@@ -361,6 +384,21 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
             if (h.av_type != FI_AV_UNSPEC) d.av_type = h.av_type;
             if (h.tclass != FI_TC_UNSPEC) d.tclass = h.tclass;
             d.mode = cand.domain_attr->mode & h.mode;
+        }
+        bool keys_ok = true;
+        if (hints->domain_attr) {
+            const fi_domain_attr &h = *hints->domain_attr;
+            keys_ok &= copy_key(h.auth_key, h.auth_key_size, out->domain_attr->auth_key, out->domain_attr->auth_key_size);
+        }
+        if (hints->ep_attr) {
+            const fi_ep_attr &h = *hints->ep_attr;
+            keys_ok &= copy_key(h.auth_key, h.auth_key_size, out->ep_attr->auth_key, out->ep_attr->auth_key_size);
+        }
+        if (!keys_ok) {
+            free_info(out);
+            res.error = -FI_ENOMEM;
+            res.reason = "out of memory";
+            return res;
         }
         if (hints->tx_attr) {
             out->tx_attr->op_flags = hints->tx_attr->op_flags;

@@ -94,7 +94,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     dom.max_err_data = kMaxErrData;
     dom.mr_cnt = kMrCount;
     dom.tclass = FI_TC_UNSPEC;
-    dom.max_ep_auth_key = 0;
+    dom.max_ep_auth_key = kMaxEpAuthKeys;
     dom.max_group_id = 0;
     dom.max_cntr_value = 0;      // counters arrive with the domain-objects issue
     dom.max_err_cntr_value = 0;

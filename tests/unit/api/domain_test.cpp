@@ -70,6 +70,34 @@ TEST_F(DomainTest, AttributesFollowTheInfo) {
     fi_freeinfo(copy);
 }
 
+TEST_F(DomainTest, AuthKeys) {
+    fid_domain *d = nullptr;
+    // AV-level keys.
+    fi_info *copy = fi_dupinfo(info_);
+    copy->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
+    ASSERT_EQ(fi_domain(fabric_, copy, &d, nullptr), 0);
+    EXPECT_EQ(fi_close(&d->fid), 0);
+    // A classic per-domain key.
+    copy->domain_attr->auth_key_size = 8;
+    copy->domain_attr->auth_key = static_cast<uint8_t *>(malloc(8));
+    memset(copy->domain_attr->auth_key, 0x5a, 8);
+    ASSERT_EQ(fi_domain(fabric_, copy, &d, nullptr), 0);
+    EXPECT_EQ(fi_close(&d->fid), 0);
+    // Keys are 1 to 64 bytes: anything else is -FI_EINVAL.
+    free(copy->domain_attr->auth_key);
+    copy->domain_attr->auth_key = static_cast<uint8_t *>(calloc(1, 65));
+    copy->domain_attr->auth_key_size = 65;
+    EXPECT_EQ(fi_domain(fabric_, copy, &d, nullptr), -FI_EINVAL);
+    free(copy->domain_attr->auth_key);
+    copy->domain_attr->auth_key = nullptr;
+    copy->domain_attr->auth_key_size = 4;
+    EXPECT_EQ(fi_domain(fabric_, copy, &d, nullptr), -FI_EINVAL) << "a size without a key";
+    copy->domain_attr->auth_key_size = 0;
+    fi_freeinfo(copy);
+    // fi_getinfo advertises room for AV-level keys.
+    EXPECT_GE(info_->domain_attr->max_ep_auth_key, 1u);
+}
+
 TEST_F(DomainTest, GetinfoForAnOpenDomain) {
     fid_domain *d = nullptr;
     ASSERT_EQ(fi_domain(fabric_, info_, &d, nullptr), 0);

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 
@@ -20,6 +21,13 @@ namespace {
 using testing::InfoPtr;
 
 constexpr uint32_t kApi = FI_VERSION(2, 7);
+
+// A malloc'ed key of `n` bytes (free_info releases it).
+void set_key(uint8_t *&key, size_t &size, size_t n) {
+    key = static_cast<uint8_t *>(malloc(n));
+    for (size_t i = 0; i < n; ++i) key[i] = static_cast<uint8_t>(i);
+    size = n;
+}
 
 struct Case {
     const char *what;
@@ -60,8 +68,14 @@ const Case kCases[] = {
     {"mr_key_size 8", [](fi_info &h) { h.domain_attr->mr_key_size = 8; }, nullptr},
     {"mr_key_size 16 too big", [](fi_info &h) { h.domain_attr->mr_key_size = 16; }, "mr_key_size 16"},
     {"cq_data_size 16 too big", [](fi_info &h) { h.domain_attr->cq_data_size = 16; }, "cq_data_size"},
-    {"max_ep_auth_key 1 not yet", [](fi_info &h) { h.domain_attr->max_ep_auth_key = 1; }, "max_ep_auth_key"},
-    {"domain auth key not yet", [](fi_info &h) { h.domain_attr->auth_key_size = FI_AV_AUTH_KEY; }, "authorization keys"},
+    {"max_ep_auth_key 1", [](fi_info &h) { h.domain_attr->max_ep_auth_key = 1; }, nullptr},
+    {"max_ep_auth_key too many", [](fi_info &h) { h.domain_attr->max_ep_auth_key = kMaxEpAuthKeys + 1; }, "max_ep_auth_key"},
+    {"AV-level auth keys", [](fi_info &h) { h.domain_attr->auth_key_size = FI_AV_AUTH_KEY; }, nullptr},
+    {"domain key of 64 bytes", [](fi_info &h) { set_key(h.domain_attr->auth_key, h.domain_attr->auth_key_size, 64); }, nullptr},
+    {"domain key of 65 bytes", [](fi_info &h) { set_key(h.domain_attr->auth_key, h.domain_attr->auth_key_size, 65); }, "auth_key_size 65"},
+    {"domain key size without key", [](fi_info &h) { h.domain_attr->auth_key_size = 8; }, "NULL key"},
+    {"endpoint key of 1 byte", [](fi_info &h) { set_key(h.ep_attr->auth_key, h.ep_attr->auth_key_size, 1); }, nullptr},
+    {"endpoint FI_AV_AUTH_KEY", [](fi_info &h) { h.ep_attr->auth_key_size = FI_AV_AUTH_KEY; }, "domain attribute value"},
     {"mr_mode BASIC|LOCAL invalid", [](fi_info &h) { h.domain_attr->mr_mode = FI_MR_BASIC | FI_MR_LOCAL; }, "legacy"},
     {"inject_size 76 fits", [](fi_info &h) { h.tx_attr->inject_size = 76; }, nullptr},
     {"inject_size 77 too big", [](fi_info &h) { h.tx_attr->inject_size = 77; }, "inject_size 77"},
@@ -129,6 +143,22 @@ TEST(HintMatch, NegotiatedValuesFollowTheHints) {
     // Untouched attributes keep ufi's values.
     EXPECT_EQ(out->tx_attr->inject_size, 76u);
     EXPECT_EQ(out->domain_attr->mr_key_size, kMrKeySize);
+}
+
+TEST(HintMatch, AuthKeysAreCopiedToTheResult) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    EXPECT_GE(cand->domain_attr->max_ep_auth_key, 1u);
+    InfoPtr hints(alloc_info());
+    set_key(hints->ep_attr->auth_key, hints->ep_attr->auth_key_size, 16);
+    hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_EQ(out->domain_attr->auth_key_size, FI_AV_AUTH_KEY);
+    EXPECT_EQ(out->domain_attr->auth_key, nullptr);
+    ASSERT_EQ(out->ep_attr->auth_key_size, 16u);
+    ASSERT_NE(out->ep_attr->auth_key, hints->ep_attr->auth_key);
+    EXPECT_EQ(memcmp(out->ep_attr->auth_key, hints->ep_attr->auth_key, 16), 0);
 }
 
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
