@@ -5,9 +5,11 @@
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/info_alloc.h"
+#include "runtime/info/names.h"
 #include "runtime/info/offers.h"
 #include "runtime/info/provider_info.h"
 #include "runtime/log/log.h"
+#include "transports/address.h"
 
 #include <rdma/fi_errno.h>
 
@@ -17,6 +19,8 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace ufi::runtime::info {
@@ -97,6 +101,52 @@ bool node_allows(const GetinfoEnv &env, const DomainOffer &offer, const char *no
     return false;
 }
 
+bool is_ufi_address_string(const char *node) {
+    return node != nullptr &&
+           strncmp(node, transports::address::kStringPrefix.data(), transports::address::kStringPrefix.size()) == 0;
+}
+
+// An address in one of ufi's formats, as bytes of that format (FI_ADDR_STR: the string and
+// its NUL; FI_ADDR_UCX: the blob). Empty when `format` is neither.
+std::vector<uint8_t> encode_address(const std::vector<uint8_t> &blob, uint32_t format) {
+    if (blob.empty()) return {};
+    if (format == FI_ADDR_UCX) return blob;
+    if (format == FI_ADDR_STR) {
+        const std::string s = transports::address::to_string(blob.data(), blob.size());
+        return std::vector<uint8_t>(s.c_str(), s.c_str() + s.size() + 1);
+    }
+    return {};
+}
+
+// A caller's address in `format`, validated, as a blob.
+bool decode_address(const void *addr, size_t len, uint32_t format, std::vector<uint8_t> &blob,
+                    std::string &why) {
+    if (format == FI_ADDR_UCX) {
+        if (!transports::address::is_valid(addr, len, &why)) return false;
+        const auto *p = static_cast<const uint8_t *>(addr);
+        blob.assign(p, p + len);
+        return true;
+    }
+    if (format == FI_ADDR_STR) {
+        const auto *s = static_cast<const char *>(addr);
+        return transports::address::from_string(std::string_view(s, strnlen(s, len)), blob, &why);
+    }
+    why = "addresses in format " + std::string(names::addr_format(format)) + " are not ufi's";
+    return false;
+}
+
+bool set_address(void *&dst, size_t &dst_len, const std::vector<uint8_t> &bytes) {
+    free(dst);
+    dst = nullptr;
+    dst_len = 0;
+    if (bytes.empty()) return true;
+    dst = malloc(bytes.size());
+    if (dst == nullptr) return false;
+    memcpy(dst, bytes.data(), bytes.size());
+    dst_len = bytes.size();
+    return true;
+}
+
 }  // namespace
 
 bool resolve_node(const char *node, uint64_t flags, std::vector<std::string> &addrs,
@@ -166,6 +216,28 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
         return -FI_ENODATA;
     }
 
+    // Addresses the application gave: a "fi_ufi://" node (source with FI_SOURCE, else
+    // destination) and hints->src_addr/dest_addr in ufi's formats. They are validated here
+    // and copied into every entry, in the entry's format.
+    std::vector<uint8_t> src_blob, dest_blob;
+    if (is_ufi_address_string(node)) {
+        std::vector<uint8_t> &blob = (flags & FI_SOURCE) ? src_blob : dest_blob;
+        if (!transports::address::from_string(node, blob, &reason)) {
+            why.lines.push_back(std::string("node: ") + reason);
+            return -FI_ENODATA;
+        }
+    }
+    if (hints != nullptr && hints->src_addr != nullptr && src_blob.empty() &&
+        !decode_address(hints->src_addr, hints->src_addrlen, hints->addr_format, src_blob, reason)) {
+        why.lines.push_back("hints->src_addr: " + reason);
+        return -FI_EINVAL;
+    }
+    if (hints != nullptr && hints->dest_addr != nullptr && dest_blob.empty() &&
+        !decode_address(hints->dest_addr, hints->dest_addrlen, hints->addr_format, dest_blob, reason)) {
+        why.lines.push_back("hints->dest_addr: " + reason);
+        return -FI_EINVAL;
+    }
+
     fi_info *head = nullptr;
     fi_info **tail = &head;
     for (const DomainOffer &offer : env.offers) {
@@ -189,6 +261,12 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
             if (m.info == nullptr) {
                 why.lines.push_back(label + ": " + m.reason);
                 continue;
+            }
+            if (!set_address(m.info->src_addr, m.info->src_addrlen, encode_address(src_blob, m.info->addr_format)) ||
+                !set_address(m.info->dest_addr, m.info->dest_addrlen, encode_address(dest_blob, m.info->addr_format))) {
+                free_info(m.info);
+                free_info(head);
+                return -FI_ENOMEM;
             }
             *tail = m.info;
             tail = &m.info->next;
@@ -230,7 +308,7 @@ int getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
     std::vector<std::string> resolved;
     std::string reason;
     int rc;
-    if (node != nullptr && !resolve_node(node, flags, resolved, reason)) {
+    if (node != nullptr && !is_ufi_address_string(node) && !resolve_node(node, flags, resolved, reason)) {
         t_last = Explanation{};
         t_last.lines.push_back(reason);
         if (info != nullptr) *info = nullptr;

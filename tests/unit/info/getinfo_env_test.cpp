@@ -2,6 +2,7 @@
 // node/FI_SOURCE, and the explanation of every exclusion.
 #include "runtime/info/getinfo.h"
 #include "tests/unit/info/info_fixture.h"
+#include "transports/address.h"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -183,6 +185,55 @@ TEST(Getinfo, DestinationNeedsAReachingDomain) {
     EXPECT_TRUE(mentions(why, "cannot reach remote node 10.1.2.3"));
     ASSERT_EQ(run(machine_env(), nullptr, out, why, "localhost", {"127.0.0.1", "::1"}), 0);
     EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo", "shm"}));
+}
+
+transports::address::EndpointAddress sample_address() {
+    transports::address::EndpointAddress a;
+    a.uuid = 42;
+    a.endpoint_id = 3;
+    a.records.push_back({"posix", std::vector<uint8_t>(8, 1), std::vector<uint8_t>(8, 2)});
+    return a;
+}
+
+TEST(Getinfo, UfiAddressAsNode) {
+    const auto blob = transports::address::pack(sample_address());
+    const std::string str = transports::address::to_string(blob.data(), blob.size());
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(machine_env(), nullptr, out, why, str.c_str()), 0);
+    for (fi_info *i = out.get(); i; i = i->next) {
+        ASSERT_EQ(i->addr_format, static_cast<uint32_t>(FI_ADDR_UCX));
+        ASSERT_EQ(i->dest_addrlen, blob.size());
+        EXPECT_EQ(memcmp(i->dest_addr, blob.data(), blob.size()), 0);
+        EXPECT_EQ(i->src_addr, nullptr);
+    }
+    // FI_SOURCE: the node is the source; FI_ADDR_STR: the string form, NUL included.
+    InfoPtr hints(alloc_info());
+    hints->addr_format = FI_ADDR_STR;
+    ASSERT_EQ(run(machine_env(), hints.get(), out, why, str.c_str(), {}, FI_SOURCE), 0);
+    ASSERT_EQ(out->src_addrlen, str.size() + 1);
+    EXPECT_STREQ(static_cast<const char *>(out->src_addr), str.c_str());
+    EXPECT_EQ(out->dest_addr, nullptr);
+    // A malformed ufi address is reported, not crashed on.
+    EXPECT_EQ(run(machine_env(), nullptr, out, why, "fi_ufi://AAAA"), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "node:"));
+}
+
+TEST(Getinfo, HintAddressesAreValidatedAndCopied) {
+    const auto blob = transports::address::pack(sample_address());
+    InfoPtr hints(alloc_info());
+    hints->addr_format = FI_ADDR_UCX;
+    hints->dest_addrlen = blob.size();
+    hints->dest_addr = malloc(blob.size());
+    memcpy(hints->dest_addr, blob.data(), blob.size());
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(machine_env(), hints.get(), out, why), 0);
+    ASSERT_EQ(out->dest_addrlen, blob.size());
+    EXPECT_EQ(memcmp(out->dest_addr, blob.data(), blob.size()), 0);
+    static_cast<uint8_t *>(hints->dest_addr)[0] = 'X';  // not a ufi address any more
+    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_EINVAL);
+    EXPECT_TRUE(mentions(why, "hints->dest_addr"));
 }
 
 TEST(Getinfo, ResolveNode) {
