@@ -2,6 +2,7 @@
 #include "api/export.h"
 #include "api/objects.h"
 #include "runtime/domain.h"
+#include "runtime/eq/binding.h"
 #include "runtime/fid_cast.h"
 #include "runtime/log/log.h"
 
@@ -20,8 +21,9 @@ int domain_close(fid_t fid) { return runtime::close_domain(domain_of(fid)); }
 // fi_domain_bind: an EQ for (deprecated) asynchronous registration events.
 int domain_bind(fid_t fid, fid_t bfid, uint64_t flags) {
     Domain *d = domain_of(fid);
-    if (bfid == nullptr || bfid->fclass != FI_CLASS_EQ) {
-        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain_bind: only an EQ can be bound to a domain");
+    runtime::eq::Eq *eq = runtime::eq::eq_of(bfid);
+    if (eq == nullptr) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain_bind: only a ufi EQ can be bound to a domain");
         return -FI_EINVAL;
     }
     if (flags & ~static_cast<uint64_t>(FI_REG_MR)) {
@@ -29,11 +31,19 @@ int domain_bind(fid_t fid, fid_t bfid, uint64_t flags) {
         return -FI_EBADFLAGS;
     }
     std::lock_guard<std::mutex> lock(d->mutex);
+    if (d->bound_eq != nullptr) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain_bind: an EQ is already bound to this domain");
+        return -FI_EINVAL;
+    }
+    runtime::eq::attach(eq);  // fi_close(eq) is -FI_EBUSY while the domain holds it
     d->bound_eq = reinterpret_cast<fid_eq *>(bfid);
     return 0;
 }
 
-int domain_control(fid_t, int, void *) { return -FI_ENOSYS; }
+int domain_control(fid_t fid, int command, void *arg) {
+    if (command == FI_MAP_RAW_MR || command == FI_UNMAP_KEY) return mr_domain_control(fid, command, arg);
+    return -FI_ENOSYS;
+}
 int domain_ops_open(fid_t, const char *, uint64_t, void **, void *) { return -FI_ENOSYS; }
 
 int not_yet(const char *what) {
@@ -62,6 +72,7 @@ fi_ops g_domain_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
+UFI_REGISTER_FI_OPS(g_domain_fi_ops);
 
 fi_ops_domain g_domain_ops = {
     .size = sizeof(fi_ops_domain),
@@ -82,8 +93,9 @@ fi_ops_domain g_domain_ops = {
 }  // namespace
 
 int open_domain(fid_fabric *fabric, fi_info *info, fid_domain **domain, uint64_t flags, void *context) {
-    if (fabric == nullptr || fabric->fid.fclass != FI_CLASS_FABRIC || domain == nullptr) {
-        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain: fabric or domain is NULL or not a fabric");
+    if (fabric == nullptr || fabric->fid.fclass != FI_CLASS_FABRIC ||
+        !runtime::is_ufi_fi_ops(fabric->fid.ops) || domain == nullptr) {
+        UFI_LOG_WARN(log::Subsys::Domain, "fi_domain: fabric or domain is NULL or not a ufi fabric");
         return -FI_EINVAL;
     }
     return guarded([&] {

@@ -1,7 +1,331 @@
-// PLACEHOLDER (issue 3 in progress): endpoints.
+// fi_endpoint / fi_endpoint2 and the endpoint's ops tables: control (fi_ops, fi_ops_ep),
+// names (fi_ops_cm) and the data-transfer tables, whose operations return -FI_ENOSYS until
+// the data path lands (their sizes are set, so libfabric's inline wrappers work). Argument
+// checks that only the C ABI can get wrong live here; the rest is runtime/ep/endpoint.h.
+#include "api/export.h"
 #include "api/objects.h"
+#include "runtime/domain.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/fid_cast.h"
+#include "runtime/log/log.h"
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
 namespace ufi::api {
-int endpoint(fid_domain *, fi_info *, fid_ep **, void *) { return -FI_ENOSYS; }
-int endpoint2(fid_domain *, fi_info *, fid_ep **, uint64_t, void *) { return -FI_ENOSYS; }
+
+namespace {
+
+using runtime::ep::Endpoint;
+using Subsys = log::Subsys;
+
+Endpoint *ep_of(fid_t fid) {
+    return runtime::object_of<Endpoint>(fid, FI_CLASS_EP);
 }
+Endpoint *ep_of(fid_ep *ep) {
+    return ep_of(ep != nullptr ? &ep->fid : nullptr);
+}
+
+// A data-transfer operation of an endpoint without a data path yet: -FI_ENOSYS for any
+// signature of the ops tables.
+template <typename F>
+struct NotYet;
+template <typename R, typename... A>
+struct NotYet<R (*)(A...)> {
+    static R fn(A...) { return -FI_ENOSYS; }
+};
+#define UFI_NOT_YET(table, member) NotYet<decltype(table::member)>::fn
+
+// ---- fi_ops ------------------------------------------------------------------------------
+
+int ep_close(fid_t fid) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_close: fid is not an endpoint");
+        return -FI_EINVAL;
+    }
+    return ep->close();
+}
+
+int ep_bind(fid_t fid, fid_t bfid, uint64_t flags) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr || bfid == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind: {} is NULL",
+                     ep == nullptr ? "ep" : "the object to bind");
+        return -FI_EINVAL;
+    }
+    return ep->bind(bfid, flags);
+}
+
+int ep_control(fid_t fid, int command, void *arg) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_control: fid is not an endpoint");
+        return -FI_EINVAL;
+    }
+    switch (command) {
+        case FI_ENABLE:
+            return guarded([&] { return ep->enable(); });
+        case FI_GETOPSFLAG:
+        case FI_SETOPSFLAG:
+            if (arg == nullptr) {
+                UFI_LOG_WARN(Subsys::EpCtrl, "fi_control({}): arg is NULL",
+                             command == FI_GETOPSFLAG ? "FI_GETOPSFLAG" : "FI_SETOPSFLAG");
+                return -FI_EINVAL;
+            }
+            return command == FI_GETOPSFLAG ? ep->get_ops_flags(static_cast<uint64_t *>(arg))
+                                            : ep->set_ops_flags(*static_cast<uint64_t *>(arg));
+        case FI_ALIAS:
+            UFI_LOG_INFO(Subsys::EpCtrl, "fi_ep_alias is not implemented yet");
+            return -FI_ENOSYS;
+        default:
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_control: command {} is not supported on endpoints",
+                         command);
+            return -FI_ENOSYS;
+    }
+}
+
+int ep_ops_open(fid_t, const char *name, uint64_t, void **, void *) {
+    UFI_LOG_INFO(Subsys::EpCtrl, "fi_open_ops(endpoint, {}): ufi has no endpoint extensions",
+                 name ? name : "(null)");
+    return -FI_ENOSYS;
+}
+
+fi_ops g_ep_fi_ops = {
+    .size = sizeof(fi_ops),
+    .close = ep_close,
+    .bind = ep_bind,
+    .control = ep_control,
+    .ops_open = ep_ops_open,
+    .tostr = nullptr,
+    .ops_set = nullptr,
+};
+UFI_REGISTER_FI_OPS(g_ep_fi_ops);
+
+// ---- fi_ops_ep ---------------------------------------------------------------------------
+
+// Nothing can be pending without a data path: the cancel request is "submitted" and no
+// completion follows (fi_endpoint: operations that completed report normally).
+ssize_t ep_cancel(fid_t fid, void *) {
+    if (ep_of(fid) == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_cancel: fid is not an endpoint");
+        return -FI_EINVAL;
+    }
+    return 0;
+}
+
+int ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr || optlen == nullptr || (optval == nullptr && *optlen != 0)) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_getopt: {} is NULL",
+                     ep == nullptr       ? "the endpoint"
+                     : optlen == nullptr ? "optlen"
+                                         : "optval");
+        return -FI_EINVAL;
+    }
+    return ep->getopt(level, optname, optval, optlen);
+}
+
+int ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr || optval == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_setopt: {} is NULL",
+                     ep == nullptr ? "the endpoint" : "optval");
+        return -FI_EINVAL;
+    }
+    return ep->setopt(level, optname, optval, optlen);
+}
+
+int ep_tx_ctx(fid_ep *, int, fi_tx_attr *, fid_ep **, void *) {
+    UFI_LOG_INFO(Subsys::EpCtrl, "fi_tx_context: scalable endpoints are not implemented yet");
+    return -FI_ENOSYS;
+}
+
+int ep_rx_ctx(fid_ep *, int, fi_rx_attr *, fid_ep **, void *) {
+    UFI_LOG_INFO(Subsys::EpCtrl, "fi_rx_context: scalable endpoints are not implemented yet");
+    return -FI_ENOSYS;
+}
+
+ssize_t ep_rx_size_left(fid_ep *fep) {
+    Endpoint *ep = ep_of(fep);
+    return ep != nullptr ? ep->rx_size_left() : -FI_EINVAL;
+}
+
+ssize_t ep_tx_size_left(fid_ep *fep) {
+    Endpoint *ep = ep_of(fep);
+    return ep != nullptr ? ep->tx_size_left() : -FI_EINVAL;
+}
+
+fi_ops_ep g_ep_ops = {
+    .size = sizeof(fi_ops_ep),
+    .cancel = ep_cancel,
+    .getopt = ep_getopt,
+    .setopt = ep_setopt,
+    .tx_ctx = ep_tx_ctx,
+    .rx_ctx = ep_rx_ctx,
+    .rx_size_left = ep_rx_size_left,
+    .tx_size_left = ep_tx_size_left,
+    .export_xpu = UFI_NOT_YET(fi_ops_ep, export_xpu),
+};
+
+// ---- fi_ops_cm ---------------------------------------------------------------------------
+
+int cm_setname(fid_t fid, void *addr, size_t addrlen) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr || addr == nullptr || addrlen == 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_setname: {}",
+                     ep == nullptr ? "fid is not an endpoint" : "addr is NULL or addrlen is 0");
+        return -FI_EINVAL;
+    }
+    return ep->setname(addr, addrlen);
+}
+
+int cm_getname(fid_t fid, void *addr, size_t *addrlen) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr || addrlen == nullptr || (addr == nullptr && *addrlen != 0)) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_getname: {}",
+                     ep == nullptr        ? "fid is not an endpoint"
+                     : addrlen == nullptr ? "addrlen is NULL"
+                                          : "addr is NULL");
+        return -FI_EINVAL;
+    }
+    return ep->getname(addr, addrlen);
+}
+
+int cm_getpeer(fid_ep *, void *, size_t *) {
+    UFI_LOG_INFO(Subsys::EpCtrl, "fi_getpeer: RDM endpoints are connectionless and have no peer");
+    return -FI_ENOSYS;
+}
+
+fi_ops_cm g_ep_cm_ops = {
+    .size = sizeof(fi_ops_cm),
+    .setname = cm_setname,
+    .getname = cm_getname,
+    .getpeer = cm_getpeer,
+    .connect = UFI_NOT_YET(fi_ops_cm, connect),
+    .listen = UFI_NOT_YET(fi_ops_cm, listen),
+    .accept = UFI_NOT_YET(fi_ops_cm, accept),
+    .reject = UFI_NOT_YET(fi_ops_cm, reject),
+    .shutdown = UFI_NOT_YET(fi_ops_cm, shutdown),
+    .join = UFI_NOT_YET(fi_ops_cm, join),
+};
+
+// ---- data-transfer tables (the data-path issue fills them) -------------------------------
+
+fi_ops_msg g_ep_msg_ops = {
+    .size = sizeof(fi_ops_msg),
+    .recv = UFI_NOT_YET(fi_ops_msg, recv),
+    .recvv = UFI_NOT_YET(fi_ops_msg, recvv),
+    .recvmsg = UFI_NOT_YET(fi_ops_msg, recvmsg),
+    .send = UFI_NOT_YET(fi_ops_msg, send),
+    .sendv = UFI_NOT_YET(fi_ops_msg, sendv),
+    .sendmsg = UFI_NOT_YET(fi_ops_msg, sendmsg),
+    .inject = UFI_NOT_YET(fi_ops_msg, inject),
+    .senddata = UFI_NOT_YET(fi_ops_msg, senddata),
+    .injectdata = UFI_NOT_YET(fi_ops_msg, injectdata),
+};
+
+fi_ops_tagged g_ep_tagged_ops = {
+    .size = sizeof(fi_ops_tagged),
+    .recv = UFI_NOT_YET(fi_ops_tagged, recv),
+    .recvv = UFI_NOT_YET(fi_ops_tagged, recvv),
+    .recvmsg = UFI_NOT_YET(fi_ops_tagged, recvmsg),
+    .send = UFI_NOT_YET(fi_ops_tagged, send),
+    .sendv = UFI_NOT_YET(fi_ops_tagged, sendv),
+    .sendmsg = UFI_NOT_YET(fi_ops_tagged, sendmsg),
+    .inject = UFI_NOT_YET(fi_ops_tagged, inject),
+    .senddata = UFI_NOT_YET(fi_ops_tagged, senddata),
+    .injectdata = UFI_NOT_YET(fi_ops_tagged, injectdata),
+};
+
+fi_ops_rma g_ep_rma_ops = {
+    .size = sizeof(fi_ops_rma),
+    .read = UFI_NOT_YET(fi_ops_rma, read),
+    .readv = UFI_NOT_YET(fi_ops_rma, readv),
+    .readmsg = UFI_NOT_YET(fi_ops_rma, readmsg),
+    .write = UFI_NOT_YET(fi_ops_rma, write),
+    .writev = UFI_NOT_YET(fi_ops_rma, writev),
+    .writemsg = UFI_NOT_YET(fi_ops_rma, writemsg),
+    .inject = UFI_NOT_YET(fi_ops_rma, inject),
+    .writedata = UFI_NOT_YET(fi_ops_rma, writedata),
+    .injectdata = UFI_NOT_YET(fi_ops_rma, injectdata),
+};
+
+fi_ops_atomic g_ep_atomic_ops = {
+    .size = sizeof(fi_ops_atomic),
+    .write = UFI_NOT_YET(fi_ops_atomic, write),
+    .writev = UFI_NOT_YET(fi_ops_atomic, writev),
+    .writemsg = UFI_NOT_YET(fi_ops_atomic, writemsg),
+    .inject = UFI_NOT_YET(fi_ops_atomic, inject),
+    .readwrite = UFI_NOT_YET(fi_ops_atomic, readwrite),
+    .readwritev = UFI_NOT_YET(fi_ops_atomic, readwritev),
+    .readwritemsg = UFI_NOT_YET(fi_ops_atomic, readwritemsg),
+    .compwrite = UFI_NOT_YET(fi_ops_atomic, compwrite),
+    .compwritev = UFI_NOT_YET(fi_ops_atomic, compwritev),
+    .compwritemsg = UFI_NOT_YET(fi_ops_atomic, compwritemsg),
+    .writevalid = UFI_NOT_YET(fi_ops_atomic, writevalid),
+    .readwritevalid = UFI_NOT_YET(fi_ops_atomic, readwritevalid),
+    .compwritevalid = UFI_NOT_YET(fi_ops_atomic, compwritevalid),
+};
+
+fi_ops_collective g_ep_collective_ops = {
+    .size = sizeof(fi_ops_collective),
+    .barrier = UFI_NOT_YET(fi_ops_collective, barrier),
+    .broadcast = UFI_NOT_YET(fi_ops_collective, broadcast),
+    .alltoall = UFI_NOT_YET(fi_ops_collective, alltoall),
+    .allreduce = UFI_NOT_YET(fi_ops_collective, allreduce),
+    .allgather = UFI_NOT_YET(fi_ops_collective, allgather),
+    .reduce_scatter = UFI_NOT_YET(fi_ops_collective, reduce_scatter),
+    .reduce = UFI_NOT_YET(fi_ops_collective, reduce),
+    .scatter = UFI_NOT_YET(fi_ops_collective, scatter),
+    .gather = UFI_NOT_YET(fi_ops_collective, gather),
+    .msg = UFI_NOT_YET(fi_ops_collective, msg),
+    .barrier2 = UFI_NOT_YET(fi_ops_collective, barrier2),
+};
+
+const runtime::ep::EndpointOps g_tables = {
+    .fid = &g_ep_fi_ops,
+    .ep = &g_ep_ops,
+    .cm = &g_ep_cm_ops,
+    .msg = &g_ep_msg_ops,
+    .rma = &g_ep_rma_ops,
+    .tagged = &g_ep_tagged_ops,
+    .atomic = &g_ep_atomic_ops,
+    .collective = &g_ep_collective_ops,
+};
+
+int open(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, void *context) {
+    if (domain == nullptr || domain->fid.fclass != FI_CLASS_DOMAIN || info == nullptr ||
+        ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_endpoint: {} is NULL",
+                     domain == nullptr || domain->fid.fclass != FI_CLASS_DOMAIN
+                         ? "domain (or not a domain)"
+                     : info == nullptr ? "info"
+                                       : "ep");
+        return -FI_EINVAL;
+    }
+    return guarded([&] {
+        Endpoint *e = nullptr;
+        const int rc = runtime::ep::open_endpoint(runtime::object_of<runtime::Domain>(domain), info,
+                                                  flags, context, g_tables, &e);
+        if (rc == 0) *ep = e;
+        return rc;
+    });
+}
+
+}  // namespace
+
+int endpoint(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) {
+    return open(domain, info, ep, 0, context);
+}
+
+int endpoint2(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, void *context) {
+    return open(domain, info, ep, flags, context);
+}
+
+}  // namespace ufi::api

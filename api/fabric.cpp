@@ -1,6 +1,8 @@
 // fi_fabric, fi_fabric2 and the fabric's ops tables.
 #include "api/export.h"
+#include "runtime/fid_cast.h"
 #include "api/objects.h"
+#include "runtime/cq/trywait.h"
 #include "runtime/fabric.h"
 #include "runtime/log/log.h"
 
@@ -37,7 +39,10 @@ int fabric_eq_open(fid_fabric *fabric, fi_eq_attr *attr, fid_eq **eq, void *cont
     return ufi::api::eq_open(fabric, attr, eq, context);
 }
 int fabric_wait_open(fid_fabric *, fi_wait_attr *, fid_wait **) { return not_yet("fi_wait_open"); }
-int fabric_trywait(fid_fabric *, fid **, int) { return not_yet("fi_trywait"); }
+// fi_trywait: may the application sleep on these objects' FI_GETWAIT fds now?
+int fabric_trywait(fid_fabric *, fid **fids, int count) {
+    return ufi::runtime::wait::trywait(fids, count);
+}
 
 fi_ops g_fabric_fi_ops = {
     .size = sizeof(fi_ops),
@@ -48,6 +53,7 @@ fi_ops g_fabric_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
+UFI_REGISTER_FI_OPS(g_fabric_fi_ops);
 
 fi_ops_fabric g_fabric_ops = {
     .size = sizeof(fi_ops_fabric),

@@ -19,6 +19,9 @@ int endpoint2(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, vo
 
 // fi_ops_mr (the domain's registration table)
 extern fi_ops_mr g_mr_ops;
+// The domain's fi_control commands FI_MAP_RAW_MR and FI_UNMAP_KEY (fi_mr_map_raw,
+// fi_mr_unmap_key); -FI_ENOSYS for any other command.
+int mr_domain_control(fid_t domain, int command, void *arg);
 
 // fi_ops_fabric
 int open_domain(fid_fabric *fabric, fi_info *info, fid_domain **domain, uint64_t flags, void *context);

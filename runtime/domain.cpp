@@ -1,5 +1,6 @@
 #include "runtime/domain.h"
 
+#include "runtime/eq/binding.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/getinfo.h"
 #include "runtime/info/hint_match.h"
@@ -7,6 +8,7 @@
 #include "runtime/info/provider_info.h"
 #include "runtime/log/log.h"
 #include "transports/discovery.h"
+#include "transports/resource.h"
 
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -103,6 +105,23 @@ int open_domain(Fabric *fabric, const fi_info *info, uint64_t flags, void *conte
     return 0;
 }
 
+const transports::MemoryDomains &Domain::memory_domains() {
+    std::call_once(mds_once_, [this] {
+        std::vector<transports::MdName> names;
+        for (const transports::Resource *r : resources) {
+            if (r == nullptr || !r->usable) continue;
+            transports::MdName n{r->component, r->md};
+            bool seen = false;
+            for (const auto &m : names) seen = seen || m == n;
+            if (!seen) names.push_back(std::move(n));
+        }
+        std::vector<std::string> problems;
+        mds_.open(names, &problems);
+        for (const std::string &p : problems) UFI_LOG_WARN(log::Subsys::Domain, "domain {}: {}", offer.name, p);
+    });
+    return mds_;
+}
+
 int close_domain(Domain *d) noexcept {
     const int children = d->open_children.load();
     if (children != 0) {
@@ -110,6 +129,7 @@ int close_domain(Domain *d) noexcept {
                      d->offer.name, children);
         return -FI_EBUSY;
     }
+    if (d->bound_eq != nullptr) eq::detach(eq::eq_of(d->bound_eq));
     d->fabric->open_children.fetch_sub(1);
     info::free_info(d->info);
     delete d;

@@ -6,6 +6,7 @@
 
 #include "runtime/fabric.h"
 #include "runtime/info/domain_offer.h"
+#include "transports/memory/memory_domains.h"
 
 #include <rdma/fi_domain.h>
 
@@ -49,9 +50,18 @@ struct Domain : fid_domain {
     bool av_auth_keys = false;          // domain auth_key_size == FI_AV_AUTH_KEY
     std::vector<uint8_t> auth_key;      // the classic per-domain key (may be empty)
 
+    // The UCT memory domains of the domain's transports, each opened once (on first use) and
+    // shared by registrations (MRs, the registration cache) and endpoint interfaces: memory
+    // registered on one open md is only usable by interfaces opened on the same one.
+    // Declared before the extensions, so it outlives the state that registered with it.
+    const transports::MemoryDomains &memory_domains();
+
     std::atomic<int> open_children{0};  // AVs, MRs, CQs, counters, endpoints
     fid_eq *bound_eq = nullptr;         // fi_domain_bind (FI_REG_MR events, deprecated)
     std::mutex mutex;                   // control-path state of this object
+
+    transports::MemoryDomains mds_;
+    std::once_flag mds_once_;
 
     // Per-subsystem state (see DomainExtension).
     DomainExtension mr_state;

@@ -2,6 +2,10 @@
 // the application holds (Domain : fid_domain, ...), so the conversion is a static_cast, never
 // a lookup. `struct fid` is the first member of every fid_* struct (standard layout), so a
 // fid_t converts to its fid_* struct with a reinterpret_cast.
+//
+// Before converting, a handle is checked to be ufi's: its class, and its fi_ops table is one
+// of ufi's (each api/ adapter registers its table). Reading fid->ops is valid for any fid, so
+// a handle from another library or a stray pointer of the right class is refused, not cast.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -10,10 +14,22 @@
 
 namespace ufi::runtime {
 
-// The object behind `fid` when it has class `fclass`, else nullptr.
+// Records `ops` as one of ufi's fi_ops tables. Idempotent, thread-safe; up to 64 tables.
+void register_fi_ops(const fi_ops *ops) noexcept;
+// Whether `ops` is one of ufi's tables.
+bool is_ufi_fi_ops(const fi_ops *ops) noexcept;
+
+// Registers a table at static-initialisation time: `UFI_REGISTER_FI_OPS(g_cq_fi_ops);`.
+struct FiOpsRegistration {
+    explicit FiOpsRegistration(const fi_ops *ops) noexcept { register_fi_ops(ops); }
+};
+#define UFI_REGISTER_FI_OPS(table) \
+    const ::ufi::runtime::FiOpsRegistration ufi_fi_ops_registration_##table{&(table)}
+
+// The object behind `fid` when it is ufi's and has class `fclass`, else nullptr.
 template <typename Object, typename CStruct = typename Object::CStruct>
 Object *object_of(fid_t fid, size_t fclass) noexcept {
-    if (fid == nullptr || fid->fclass != fclass) return nullptr;
+    if (fid == nullptr || fid->fclass != fclass || !is_ufi_fi_ops(fid->ops)) return nullptr;
     return static_cast<Object *>(reinterpret_cast<CStruct *>(fid));
 }
 

@@ -1,10 +1,17 @@
-// PLACEHOLDER until the AV subsystem lands: nothing is a ufi AV yet.
+// binding.h: from handles to ufi AVs (the rest of binding.h is in av.cpp).
 #include "runtime/av/binding.h"
+
+#include "runtime/av/av.h"
+#include "runtime/fid_cast.h"
+
 namespace ufi::runtime::av {
-Av *av_of(fid_av *) noexcept { return nullptr; }
-Av *av_of(fid_t) noexcept { return nullptr; }
-void attach_endpoint(Av *) noexcept {}
-void detach_endpoint(Av *) noexcept {}
-std::vector<fi_addr_t> hold_auth_keys(Av *) { return {}; }
-void release_auth_keys(Av *, const std::vector<fi_addr_t> &) noexcept {}
+
+Av *av_of(fid_t fid) noexcept {
+    return object_of<Av>(fid, FI_CLASS_AV);
+}
+
+Av *av_of(fid_av *av) noexcept {
+    return av == nullptr ? nullptr : av_of(&av->fid);
+}
+
 }  // namespace ufi::runtime::av

@@ -5,6 +5,8 @@
 
 #include <rdma/fi_domain.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace ufi::runtime::av {
@@ -24,5 +26,36 @@ void detach_endpoint(Av *av) noexcept;
 // of a held key returns -FI_EBUSY. Later insertions do not reach already enabled objects.
 std::vector<fi_addr_t> hold_auth_keys(Av *av);
 void release_auth_keys(Av *av, const std::vector<fi_addr_t> &keys) noexcept;
+
+// --- For the data path (lock-free; fi_addr_t layout in runtime/av/addr_encoding.h). ---
+
+// An AV entry as the data path uses it.
+struct PeerEntry {
+    const uint8_t *blob = nullptr;  // the peer's ufi address (transports/address.h); stays
+    uint32_t len = 0;               // valid until the entry is removed
+    uint32_t version = 0;           // changes whenever the slot is removed or reused: a
+                                    // connection cached for (fi_addr, version) is still the peer's
+    fi_addr_t auth_key = FI_ADDR_NOTAVAIL;  // the key handle the address was inserted with
+    fi_addr_t user_id = FI_ADDR_NOTAVAIL;   // what completions report as this peer's source:
+                                            // its user ID (FI_AV_USER_ID), FI_ADDR_NOTAVAIL while
+                                            // an FI_AV_USER_ID AV has none set, else the fi_addr
+    bool firewall = false;                  // inserted with FI_FIREWALL_ADDR
+};
+
+// The entry `addr` names. Bits 32..63 (fi_rx_addr's rx index, fi_group_addr's group) are
+// ignored. -FI_EINVAL when addr names no address (never inserted, removed, a key handle,
+// FI_ADDR_NOTAVAIL).
+int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept;
+
+// What an FI_SOURCE_ERR completion reports for an authorization-key handle: its user ID
+// (FI_AV_USER_ID AVs; FI_ADDR_NOTAVAIL until set), else the handle itself. FI_ADDR_NOTAVAIL
+// for a handle that names no key.
+fi_addr_t key_report_id(const Av *av, fi_addr_t key) noexcept;
+
+// The bytes of the key a handle names (for the wireup's key check). -FI_EINVAL if none.
+int auth_key_bytes(const Av *av, fi_addr_t key, const uint8_t *&bytes, size_t &len) noexcept;
+
+// fi_av_attr::rx_ctx_bits of the AV (0 to 32).
+int rx_ctx_bits(const Av *av) noexcept;
 
 }  // namespace ufi::runtime::av

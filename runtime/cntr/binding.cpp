@@ -1,13 +1,51 @@
-// PLACEHOLDER until the counter subsystem lands.
+// The counter side of the bindings (runtime/cntr/binding.h): endpoints and MRs bound to a
+// counter, and the data path's accounting.
 #include "runtime/cntr/binding.h"
+
+#include "runtime/cntr/cntr.h"
+#include "runtime/fid_cast.h"
+#include "runtime/log/log.h"
+
 #include <rdma/fi_errno.h>
+
 namespace ufi::runtime::cntr {
-Cntr *cntr_of(fid_cntr *) noexcept { return nullptr; }
-Cntr *cntr_of(fid_t) noexcept { return nullptr; }
-int attach_source(Cntr *, const ProgressSource &) noexcept { return -FI_ENOSYS; }
-void detach_source(Cntr *, const ProgressSource &) noexcept {}
-void attach_mr(Cntr *) noexcept {}
-void detach_mr(Cntr *) noexcept {}
-void on_completion(Cntr *, uint64_t) noexcept {}
-void on_error(Cntr *) noexcept {}
+
+Cntr *cntr_of(fid_cntr *cntr) noexcept {
+    return cntr_of(cntr == nullptr ? nullptr : &cntr->fid);
+}
+
+Cntr *cntr_of(fid_t fid) noexcept {
+    Cntr *c = object_of<Cntr>(fid, FI_CLASS_CNTR);
+    return c != nullptr && c->is_ufi() ? c : nullptr;
+}
+
+int attach_source(Cntr *cntr, const ProgressSource &source) noexcept {
+    if (cntr == nullptr || source.progress == nullptr) {
+        UFI_LOG_WARN(log::Subsys::Cntr, "cntr attach_source: {} is NULL",
+                     cntr == nullptr ? "cntr" : "source.progress");
+        return -FI_EINVAL;
+    }
+    return cntr->attach_source(source);
+}
+
+void detach_source(Cntr *cntr, const ProgressSource &source) noexcept {
+    if (cntr != nullptr) cntr->detach_source(source);
+}
+
+void attach_mr(Cntr *cntr) noexcept {
+    if (cntr != nullptr) cntr->attach_mr();
+}
+
+void detach_mr(Cntr *cntr) noexcept {
+    if (cntr != nullptr) cntr->detach_mr();
+}
+
+void on_completion(Cntr *cntr, uint64_t bytes) noexcept {
+    cntr->on_completion(bytes);
+}
+
+void on_error(Cntr *cntr) noexcept {
+    cntr->on_error();
+}
+
 }  // namespace ufi::runtime::cntr

@@ -19,6 +19,10 @@ constexpr VarDef table[] = {
     {"FI_LOG_SUBSYS", String, "", "Log only these subsystems: core, fabric, domain, ep_ctrl, ep_data, av, cq, eq, mr, cntr; a leading ^ excludes the listed ones"},
     {"FI_PROVIDER", List, "", "Providers to use (libfabric's provider filter); a leading ^ excludes the listed ones"},
     {"FI_PROVIDER_EXCLUDE", List, "", "Providers to exclude"},
+    {"FI_MR_CACHE_MAX_SIZE", Size, "unlimited", "Bytes of registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first)"},
+    {"FI_MR_CACHE_MAX_COUNT", Int, "1024", "Registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first); 0 turns the cache off"},
+    {"FI_MR_CACHE_MONITOR", Enum, "", "How the registration cache learns of unmapped memory: ufi always uses UCX's ucm memory events; disabled turns the cache off (libfabric's other monitors are accepted and mean ucm)", "ucm,memhooks,userfaultfd,uffd,kdreg2,disabled"},
+    {"UFI_AV_SHM_DIR", String, "/dev/shm", "Directory (tmpfs) holding the files of named, shared address vectors (fi_av_attr::name)"},
 };
 // clang-format on
 

@@ -1,11 +1,47 @@
-// PLACEHOLDER until the EQ subsystem lands.
+// The EQ side of the bindings (runtime/eq/binding.h): what AVs, MRs, domains and endpoints
+// use to deliver events.
 #include "runtime/eq/binding.h"
+
+#include "runtime/eq/eq.h"
+#include "runtime/fid_cast.h"
+#include "runtime/log/log.h"
+
 #include <rdma/fi_errno.h>
+
 namespace ufi::runtime::eq {
-Eq *eq_of(fid_eq *) noexcept { return nullptr; }
-Eq *eq_of(fid_t) noexcept { return nullptr; }
-void attach(Eq *) noexcept {}
-void detach(Eq *) noexcept {}
-int post(Eq *, uint32_t, const void *, size_t, uint64_t) noexcept { return -FI_ENOSYS; }
-int post_error(Eq *, const fi_eq_err_entry &) noexcept { return -FI_ENOSYS; }
+
+Eq *eq_of(fid_eq *eq) noexcept {
+    return eq_of(eq == nullptr ? nullptr : &eq->fid);
+}
+
+Eq *eq_of(fid_t fid) noexcept {
+    Eq *eq = object_of<Eq>(fid, FI_CLASS_EQ);
+    return eq != nullptr && eq->is_ufi() ? eq : nullptr;
+}
+
+void attach(Eq *eq) noexcept {
+    if (eq != nullptr) eq->attach();
+}
+
+void detach(Eq *eq) noexcept {
+    if (eq != nullptr) eq->detach();
+}
+
+int post(Eq *eq, uint32_t event, const void *buf, size_t len, uint64_t flags) noexcept {
+    if (eq == nullptr || (buf == nullptr && len > 0)) {
+        UFI_LOG_WARN(log::Subsys::Eq, "eq post: {} is NULL", eq == nullptr ? "eq" : "buf");
+        return -FI_EINVAL;
+    }
+    (void)flags;  // no flag changes how an internal event is queued
+    return eq->post(event, buf, len);
+}
+
+int post_error(Eq *eq, const fi_eq_err_entry &err) noexcept {
+    if (eq == nullptr) {
+        UFI_LOG_WARN(log::Subsys::Eq, "eq post_error: eq is NULL");
+        return -FI_EINVAL;
+    }
+    return eq->post_error(err);
+}
+
 }  // namespace ufi::runtime::eq

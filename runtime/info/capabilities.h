@@ -15,12 +15,13 @@ namespace ufi::runtime::info {
 // FI_TAGGED), RMA and atomics arrive with their issues.
 inline constexpr uint64_t kPrimaryCaps = 0;
 
-// Secondary capabilities that are true of every ufi domain today. FI_LOCAL_COMM and
-// FI_REMOTE_COMM are added per domain from what its transports reach.
-inline constexpr uint64_t kSecondaryCaps = 0;
+// Secondary capabilities that are true of every ufi domain today: user IDs as an AV insert
+// flag. FI_LOCAL_COMM and FI_REMOTE_COMM are added per domain from what its transports reach.
+inline constexpr uint64_t kSecondaryCaps = FI_AV_USER_ID;
 
-// Capabilities that apply to the domain object itself (domain_attr->caps).
-inline constexpr uint64_t kDomainCaps = 0;
+// Capabilities that apply to the domain object itself (domain_attr->caps): user IDs as an
+// AV open flag, and named AVs shared by the processes of a node.
+inline constexpr uint64_t kDomainCaps = FI_AV_USER_ID | FI_SHARED_AV;
 
 // Endpoint types with an implementation (more with the endpoint issue).
 inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM};
@@ -62,8 +63,11 @@ inline constexpr size_t kCqCount = 1024;
 inline constexpr size_t kEpCount = 1024;
 inline constexpr size_t kCntrCount = 1024;
 inline constexpr size_t kMrCount = size_t{1} << 24;
-inline constexpr size_t kMrIovLimit = 1;  // fi_mr_regv arrives with the MR issue
+inline constexpr size_t kMrIovLimit = 8;  // fi_mr_regv (runtime/mr/limits.h)
 inline constexpr size_t kMaxErrData = 256;
+
+// Counters are 64-bit and wrap (runtime/cntr).
+inline constexpr uint64_t kMaxCntrValue = UINT64_MAX;
 
 // Authorization keys: opaque byte strings of 1 to 64 bytes, per domain or endpoint (the
 // classic form), or AV-level keys (domain auth_key_size == FI_AV_AUTH_KEY), of which an

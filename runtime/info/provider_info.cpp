@@ -96,8 +96,8 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     dom.tclass = FI_TC_UNSPEC;
     dom.max_ep_auth_key = kMaxEpAuthKeys;
     dom.max_group_id = 0;
-    dom.max_cntr_value = 0;      // counters arrive with the domain-objects issue
-    dom.max_err_cntr_value = 0;
+    dom.max_cntr_value = kMaxCntrValue;
+    dom.max_err_cntr_value = kMaxCntrValue;
     dom.max_xpu_ctx_cnt = 0;
 
     fi_fabric_attr &fab = *info->fabric_attr;

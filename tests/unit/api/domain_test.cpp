@@ -1,6 +1,7 @@
 // fi_domain / fi_domain2 / fi_domain_bind / fi_close ordering through the public API.
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
 #include <gtest/gtest.h>
@@ -96,6 +97,38 @@ TEST_F(DomainTest, AuthKeys) {
     fi_freeinfo(copy);
     // fi_getinfo advertises room for AV-level keys.
     EXPECT_GE(info_->domain_attr->max_ep_auth_key, 1u);
+}
+
+TEST_F(DomainTest, BindEq) {
+    fid_domain *d = nullptr;
+    ASSERT_EQ(fi_domain(fabric_, info_, &d, nullptr), 0);
+    fi_eq_attr attr{};
+    attr.size = 8;
+    fid_eq *eq = nullptr;
+    ASSERT_EQ(fi_eq_open(fabric_, &attr, &eq, nullptr), 0);
+    EXPECT_EQ(fi_domain_bind(d, &eq->fid, FI_SEND), -FI_EBADFLAGS);
+    EXPECT_EQ(fi_domain_bind(d, &d->fid, FI_REG_MR), -FI_EINVAL) << "only an EQ binds";
+    ASSERT_EQ(fi_domain_bind(d, &eq->fid, FI_REG_MR), 0);
+    EXPECT_EQ(fi_domain_bind(d, &eq->fid, FI_REG_MR), -FI_EINVAL) << "one EQ per domain";
+    EXPECT_EQ(fi_close(&eq->fid), -FI_EBUSY) << "the domain holds its EQ";
+    EXPECT_EQ(fi_close(&d->fid), 0);
+    EXPECT_EQ(fi_close(&eq->fid), 0);
+}
+
+TEST_F(DomainTest, Trywait) {
+    fi_eq_attr attr{};
+    attr.size = 8;
+    attr.wait_obj = FI_WAIT_FD;
+    attr.flags = FI_WRITE;
+    fid_eq *eq = nullptr;
+    ASSERT_EQ(fi_eq_open(fabric_, &attr, &eq, nullptr), 0);
+    fid *fids[] = {&eq->fid};
+    EXPECT_EQ(fi_trywait(fabric_, fids, 1), 0) << "nothing to read: may sleep on the fd";
+    fi_eq_entry entry{};
+    ASSERT_EQ(fi_eq_write(eq, FI_NOTIFY, &entry, sizeof entry, 0), static_cast<ssize_t>(sizeof entry));
+    EXPECT_EQ(fi_trywait(fabric_, fids, 1), -FI_EAGAIN) << "an event is waiting";
+    EXPECT_EQ(fi_trywait(fabric_, nullptr, 1), -FI_EINVAL);
+    EXPECT_EQ(fi_close(&eq->fid), 0);
 }
 
 TEST_F(DomainTest, GetinfoForAnOpenDomain) {

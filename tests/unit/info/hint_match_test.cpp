@@ -43,6 +43,9 @@ const Case kCases[] = {
     {"caps FI_TAGGED not offered yet", [](fi_info &h) { h.caps = FI_TAGGED; }, "caps FI_TAGGED"},
     {"caps FI_MSG|FI_RMA names both", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, "FI_MSG"},
     {"caps FI_REMOTE_COMM is offered by eth0", [](fi_info &h) { h.caps = FI_REMOTE_COMM; }, nullptr},
+    {"caps FI_AV_USER_ID", [](fi_info &h) { h.caps = FI_AV_USER_ID; }, nullptr},
+    {"domain caps FI_SHARED_AV | FI_AV_USER_ID", [](fi_info &h) { h.domain_attr->caps = FI_SHARED_AV | FI_AV_USER_ID; }, nullptr},
+    {"domain caps FI_DIRECTED_RECV not offered", [](fi_info &h) { h.domain_attr->caps = FI_DIRECTED_RECV; }, "domain caps"},
     {"secondary caps FI_LOCAL_COMM", [](fi_info &h) { h.caps = FI_LOCAL_COMM | FI_REMOTE_COMM; }, nullptr},
     {"any mode is fine (ufi requires none)", [](fi_info &h) { h.mode = 0; }, nullptr},
     {"mode FI_CONTEXT offered", [](fi_info &h) { h.mode = FI_CONTEXT; }, nullptr},
@@ -115,7 +118,8 @@ TEST(HintMatch, NullHintsMatchEverything) {
     MatchResult m = match_hints(*cand, nullptr, kApi);
     InfoPtr out(m.info);
     ASSERT_TRUE(out);
-    EXPECT_EQ(out->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
+    EXPECT_EQ(out->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID);
+    EXPECT_EQ(out->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->domain_attr->mr_mode, 0);
     EXPECT_STREQ(out->domain_attr->name, "eth0");
 }
@@ -163,7 +167,7 @@ TEST(HintMatch, AuthKeysAreCopiedToTheResult) {
 
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
-    EXPECT_EQ(cand->caps, FI_LOCAL_COMM);
+    EXPECT_EQ(cand->caps, FI_LOCAL_COMM | FI_AV_USER_ID);
     InfoPtr hints(alloc_info());
     hints->caps = FI_REMOTE_COMM;
     MatchResult m = match_hints(*cand, hints.get(), kApi);

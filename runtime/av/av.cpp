@@ -1,0 +1,508 @@
+// The AV object: open, close, EQ binding, removal, lookups, authorization keys, user IDs.
+// Insertion is in insert.cpp.
+#include "runtime/av/av.h"
+
+#include "runtime/av/addr_encoding.h"
+#include "runtime/config/config.h"
+#include "runtime/domain.h"
+#include "runtime/eq/binding.h"
+#include "runtime/info/c_enum.h"
+#include "runtime/lock.h"
+#include "runtime/log/log.h"
+#include "transports/address.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <optional>
+
+namespace ufi::runtime::av {
+
+namespace address = transports::address;
+using log::Subsys;
+
+Av::Av(Domain *d, std::unique_ptr<Table> t) noexcept
+    : domain(d), table(std::move(t)), user_ids(table->entry_shift()), key_user_ids(8) {}
+
+namespace {
+
+const char *type_name(int type) {
+    switch (type) {
+        case FI_AV_MAP:
+            return "FI_AV_MAP";
+        case FI_AV_TABLE:
+            return "FI_AV_TABLE";
+        case FI_AV_UNSPEC:
+            return "FI_AV_UNSPEC";
+        default:
+            return "unknown";
+    }
+}
+
+// Copies `n` bytes of `src` into a buffer of *len bytes, truncating; *len = n.
+void copy_truncated(const void *src, size_t n, void *buf, size_t *len) {
+    if (buf != nullptr && *len > 0) std::memcpy(buf, src, std::min(n, *len));
+    *len = n;
+}
+
+}  // namespace
+
+int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops_av *av_ops,
+            Av **out) noexcept {
+    try {
+        const int type = raw_enum(attr->type);
+        if (type != FI_AV_MAP && type != FI_AV_TABLE && type != FI_AV_UNSPEC) {
+            UFI_LOG_WARN(Subsys::Av, "fi_av_open: attr->type {} is not an AV type", type);
+            return -FI_EINVAL;
+        }
+        // fi_domain(3): a domain whose av_type is FI_AV_MAP was asked for map AVs only. ufi's
+        // FI_AV_TABLE answer to an unspecified av_type is its optimal type, not a restriction,
+        // and FI_AV_MAP behaves as a table: a map AV on such a domain is accepted.
+        if (domain->av_type == FI_AV_MAP && type == FI_AV_TABLE) {
+            UFI_LOG_WARN(
+                Subsys::Av,
+                "fi_av_open: attr->type FI_AV_TABLE on a domain opened with av_type FI_AV_MAP");
+            return -FI_EINVAL;
+        }
+        if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > encoding::kMaxRxCtxBits) {
+            UFI_LOG_WARN(Subsys::Av,
+                         "fi_av_open: attr->rx_ctx_bits {} is out of range: ufi keeps AV indices "
+                         "in the low 32 "
+                         "bits of an fi_addr_t, so 0 to 32 bits are available",
+                         attr->rx_ctx_bits);
+            return -FI_EINVAL;
+        }
+        const uint64_t flags = attr->flags;
+        if ((flags & FI_READ) && attr->name == nullptr) {
+            UFI_LOG_WARN(
+                Subsys::Av,
+                "fi_av_open: FI_READ needs attr->name (a read-only AV is a named, existing one)");
+            return -FI_EINVAL;
+        }
+        const bool named = attr->name != nullptr;
+        std::unique_ptr<Backing> backing;
+        bool created = false;
+        if (named) {
+            const std::string &dir = config::registry().get_string("UFI_AV_SHM_DIR");
+            std::string why;
+            const auto g = Table::geometry_for(attr->count, true, layout::kSharedKeyCapacity);
+            const int rc = open_shm_backing(dir.empty() ? "/dev/shm" : dir, attr->name,
+                                            (flags & FI_READ) != 0, g, backing, created, &why);
+            if (rc != 0) {
+                UFI_LOG_WARN(Subsys::Av, "fi_av_open: attr->name \"{}\": {}", attr->name, why);
+                return rc;
+            }
+        } else {
+            const auto g = Table::geometry_for(
+                attr->count, false, domain->av_auth_keys ? layout::kSharedKeyCapacity : 0);
+            if (int rc = make_heap_backing(g, backing); rc != 0) return rc;
+        }
+        auto table = std::make_unique<Table>(std::move(backing));
+        auto *av = new Av(domain, std::move(table));
+        av->fid.fclass = FI_CLASS_AV;
+        av->fid.context = context;
+        av->fid.ops = ops;
+        av->ops = av_ops;
+        av->str_format = domain->info != nullptr && domain->info->addr_format == FI_ADDR_STR;
+        av->type =
+            type == FI_AV_UNSPEC ? (domain->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE) : type;
+        av->rx_ctx_bits = attr->rx_ctx_bits;
+        av->open_flags = flags;
+        av->user_id_mode = (flags & FI_AV_USER_ID) != 0;
+        av->read_only = (flags & FI_READ) != 0;
+        av->event_mode = (flags & FI_EVENT) != 0;
+        av->auth_keys = domain->av_auth_keys;
+        av->lookup_locks = threading_needs_locks(domain->threading) || named;
+        if (named) av->name = attr->name;
+        av->holds.assign(av->table->key_capacity(), 0);
+        if (type == FI_AV_UNSPEC) set_raw_enum(attr->type, av->type);
+        if (named && attr->map_addr == nullptr) attr->map_addr = av->table->map_addr();
+        domain->add_child();
+        UFI_LOG_INFO(Subsys::Av, "AV opened: {}{}{}, count hint {}, rx_ctx_bits {}, flags {:#x}",
+                     type_name(av->type),
+                     named ? (created ? ", created shared AV " : ", joined shared AV ") : "",
+                     named ? av->name : std::string(), attr->count, attr->rx_ctx_bits, flags);
+        *out = av;
+        return 0;
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    } catch (...) {
+        return -FI_EOTHER;
+    }
+}
+
+int close_av(Av *av) noexcept {
+    const int eps = av->endpoints.load();
+    if (eps != 0) {
+        UFI_LOG_WARN(Subsys::Av, "fi_close(av): {} endpoints are still bound to it", eps);
+        return -FI_EBUSY;
+    }
+    {
+        std::lock_guard<std::mutex> g(av->mutex);
+        size_t held = 0;
+        for (uint32_t h : av->holds) held += h != 0;
+        if (held != 0) {
+            UFI_LOG_WARN(
+                Subsys::Av,
+                "fi_close(av): {} authorization keys are still held by enabled endpoints or MRs",
+                held);
+            return -FI_EBUSY;
+        }
+        if (av->eq != nullptr) eq::detach(av->eq);
+        av->eq = nullptr;
+    }
+    av->domain->remove_child();
+    delete av;
+    return 0;
+}
+
+int bind_eq(Av *av, fid_t eq_fid) noexcept {
+    eq::Eq *e = eq::eq_of(eq_fid);
+    if (e == nullptr) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_bind: eq is not an EQ opened by ufi");
+        return -FI_EINVAL;
+    }
+    std::lock_guard<std::mutex> g(av->mutex);
+    if (av->eq != nullptr) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_bind: an EQ is already bound to this AV");
+        return -FI_EINVAL;
+    }
+    eq::attach(e);
+    av->eq = e;
+    if (!av->event_mode) {
+        UFI_LOG_INFO(Subsys::Av,
+                     "fi_av_bind: the AV was not opened with FI_EVENT; the EQ gets no AV events");
+    }
+    return 0;
+}
+
+int remove(Av *av, const fi_addr_t *fi_addr, size_t count, uint64_t flags) noexcept {
+    if (av->read_only) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_remove: the AV was opened read-only (FI_READ)");
+        return -FI_EACCES;
+    }
+    if ((flags & FI_AV_USER_ID) && (av->user_id_mode || av->auth_keys)) {
+        UFI_LOG_WARN(
+            Subsys::Av,
+            "fi_av_remove: flags FI_AV_USER_ID is invalid on an AV opened with FI_AV_USER_ID "
+            "or a domain with FI_AV_AUTH_KEY");
+        return -FI_EINVAL;
+    }
+    const bool keys = (flags & FI_AUTH_KEY) != 0;
+    if (keys && !av->auth_keys) {
+        UFI_LOG_WARN(Subsys::Av,
+                     "fi_av_remove: flags FI_AUTH_KEY on a domain without FI_AV_AUTH_KEY");
+        return -FI_EINVAL;
+    }
+    Table::Guard guard(*av->table);
+    if (!guard.ok()) return -FI_EOTHER;
+    std::lock_guard<std::mutex> g(av->mutex);
+    // Check every address first: a rejected call removes nothing.
+    for (size_t i = 0; i < count; ++i) {
+        const fi_addr_t a = fi_addr[i];
+        bool ok = encoding::is_canonical(a) && encoding::is_key_handle(a) == keys;
+        if (ok && keys) {
+            Table::KeyView kv;
+            ok = av->table->key_view(encoding::slot_of(a), kv);
+        } else if (ok) {
+            Table::View v;
+            ok = av->table->view(encoding::slot_of(a), v);
+        }
+        if (!ok) {
+            UFI_LOG_WARN(Subsys::Av, "fi_av_remove: fi_addr[{}] = {:#x} is not {} in this AV{}", i,
+                         a, keys ? "an authorization-key handle" : "an inserted address",
+                         (!keys && encoding::is_canonical(a) && encoding::is_key_handle(a))
+                             ? " (a key handle: remove it with FI_AUTH_KEY)"
+                             : "");
+            return -FI_EINVAL;
+        }
+        if (keys) {
+            const uint64_t slot = encoding::slot_of(a);
+            if (slot < av->holds.size() && av->holds[slot] != 0) {
+                UFI_LOG_WARN(Subsys::Av,
+                             "fi_av_remove: key {:#x} is held by {} enabled endpoints or MRs", a,
+                             av->holds[slot]);
+                return -FI_EBUSY;
+            }
+            if (const uint32_t bound = av->table->key_bound_locked(slot); bound != 0) {
+                UFI_LOG_WARN(
+                    Subsys::Av,
+                    "fi_av_remove: key {:#x} has {} addresses inserted with it; remove them first "
+                    "(ufi cannot disassociate an address from its key)",
+                    a, bound);
+                return -FI_EBUSY;
+            }
+        }
+    }
+    for (size_t i = 0; i < count; ++i) {
+        // A duplicate in the list was removed by its first occurrence.
+        if (keys) {
+            (void)av->table->remove_key_locked(encoding::slot_of(fi_addr[i]));
+        } else {
+            (void)av->table->remove_locked(encoding::slot_of(fi_addr[i]));
+        }
+    }
+    return 0;
+}
+
+int lookup(Av *av, fi_addr_t addr, void *buf, size_t *len, bool exact) noexcept {
+    try {
+        const char *call = exact ? "fi_av_lookup2" : "fi_av_lookup";
+        const fi_addr_t low = encoding::low(addr);
+        if (encoding::is_key_handle(low)) {
+            UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} is {}", call, addr,
+                         addr == FI_ADDR_NOTAVAIL ? "FI_ADDR_NOTAVAIL"
+                                                  : "an authorization-key handle, not an address");
+            return -FI_EINVAL;
+        }
+        std::optional<Table::Guard> guard;  // no allocation per lookup
+        if (av->lookup_locks) {
+            guard.emplace(*av->table);
+            if (!guard->ok()) return -FI_EOTHER;
+        }
+        Table::View v;
+        if (!av->table->view(encoding::slot_of(low), v)) {
+            UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no inserted address", call, addr);
+            return -FI_EINVAL;
+        }
+        std::string text;
+        const void *src = v.blob;
+        size_t needed = v.len;
+        if (av->str_format) {
+            text = address::to_string(v.blob, v.len);
+            src = text.c_str();
+            needed = text.size() + 1;
+        }
+        if (exact && *len < needed) {
+            *len = needed;
+            return -FI_ETOOSMALL;
+        }
+        copy_truncated(src, needed, buf, len);
+        return 0;
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+}
+
+const char *straddr(const Av *av, const void *addr, char *buf, size_t *len) noexcept {
+    try {
+        std::string text;
+        std::string why;
+        if (av->str_format) {
+            const char *s = static_cast<const char *>(addr);
+            const size_t n = strnlen(s, 4 * kMaxBlobSize);
+            std::vector<uint8_t> blob;
+            if (!address::from_string(std::string_view(s, n), blob, &why)) {
+                UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr is not a ufi address: {}", why);
+                return nullptr;
+            }
+            text.assign(s, n);
+        } else {
+            const size_t n = address::blob_size(addr, kMaxBlobSize);
+            if (n == 0) {
+                address::is_valid(addr, kMaxBlobSize, &why);
+                UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr is not a ufi address: {}", why);
+                return nullptr;
+            }
+            text = address::to_string(addr, n);
+        }
+        if (*len > 0) {
+            const size_t n = std::min(text.size(), *len - 1);
+            std::memcpy(buf, text.data(), n);
+            buf[n] = '\0';
+        }
+        *len = text.size() + 1;
+        return buf;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+int insert_auth_key(Av *av, const void *key, size_t size, fi_addr_t *out) noexcept {
+    if (!av->auth_keys) {
+        UFI_LOG_WARN(
+            Subsys::Av,
+            "fi_av_insert_auth_key: the domain was not opened with auth_key_size FI_AV_AUTH_KEY");
+        return -FI_EINVAL;
+    }
+    if (size == 0 || size > layout::kMaxKeySize) {
+        UFI_LOG_WARN(
+            Subsys::Av,
+            "fi_av_insert_auth_key: auth_key_size {} is invalid: ufi keys are 1 to {} bytes", size,
+            layout::kMaxKeySize);
+        return -FI_EINVAL;
+    }
+    if (av->read_only) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_insert_auth_key: the AV was opened read-only (FI_READ)");
+        return -FI_EACCES;
+    }
+    Table::Guard guard(*av->table);
+    if (!guard.ok()) return -FI_EOTHER;
+    uint64_t slot = 0;
+    const int rc = av->table->insert_key_locked(static_cast<const uint8_t *>(key),
+                                                static_cast<uint32_t>(size), slot);
+    if (rc == -FI_ENOSPC) {
+        UFI_LOG_WARN(Subsys::Av,
+                     "fi_av_insert_auth_key: the AV holds {} keys already (its maximum)",
+                     av->table->key_capacity());
+        return rc;
+    }
+    if (rc != 0) return rc;
+    *out = encoding::key_handle(slot);
+    return 0;
+}
+
+int lookup_auth_key(Av *av, fi_addr_t addr, void *buf, size_t *size) noexcept {
+    if (!av->auth_keys) {
+        UFI_LOG_WARN(Subsys::Av,
+                     "fi_av_lookup_auth_key: the domain was not opened with FI_AV_AUTH_KEY: the AV "
+                     "holds no keys");
+        return -FI_EINVAL;
+    }
+    const fi_addr_t low = encoding::low(addr);
+    Table::Guard guard(*av->table);
+    if (!guard.ok()) return -FI_EOTHER;
+    uint64_t slot = 0;
+    if (encoding::is_key_handle(low)) {
+        slot = encoding::slot_of(low);
+    } else {
+        Table::View v;
+        if (!av->table->view(encoding::slot_of(low), v)) {
+            UFI_LOG_WARN(Subsys::Av,
+                         "fi_av_lookup_auth_key: fi_addr {:#x} names no inserted address or key",
+                         addr);
+            return -FI_EINVAL;
+        }
+        if (v.key == 0) {
+            UFI_LOG_WARN(Subsys::Av,
+                         "fi_av_lookup_auth_key: fi_addr {:#x} was inserted without FI_AUTH_KEY",
+                         addr);
+            return -FI_EINVAL;
+        }
+        slot = v.key - 1u;
+    }
+    Table::KeyView kv;
+    if (!av->table->key_view(slot, kv)) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_lookup_auth_key: fi_addr {:#x} names no authorization key",
+                     addr);
+        return -FI_EINVAL;
+    }
+    copy_truncated(kv.bytes, kv.len, buf, size);
+    return 0;
+}
+
+int set_user_id(Av *av, fi_addr_t addr, fi_addr_t user_id, uint64_t flags) noexcept {
+    if (!av->user_id_mode) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_set_user_id: the AV was not opened with FI_AV_USER_ID");
+        return -FI_EINVAL;
+    }
+    const bool key = (flags & FI_AUTH_KEY) != 0;
+    if (!encoding::is_canonical(addr) || encoding::is_key_handle(addr) != key) {
+        UFI_LOG_WARN(
+            Subsys::Av, "fi_av_set_user_id: fi_addr {:#x} is not {}", addr,
+            key ? "an authorization-key handle (flags FI_AUTH_KEY)" : "an address fi_addr_t");
+        return -FI_EINVAL;
+    }
+    Table::Guard guard(*av->table);
+    if (!guard.ok()) return -FI_EOTHER;
+    const uint64_t slot = encoding::slot_of(addr);
+    if (key) {
+        Table::KeyView kv;
+        if (!av->table->key_view(slot, kv)) {
+            UFI_LOG_WARN(Subsys::Av, "fi_av_set_user_id: fi_addr {:#x} names no authorization key",
+                         addr);
+            return -FI_EINVAL;
+        }
+        return av->key_user_ids.set(slot, kv.seq, user_id);
+    }
+    Table::View v;
+    if (!av->table->view(slot, v)) {
+        UFI_LOG_WARN(Subsys::Av, "fi_av_set_user_id: fi_addr {:#x} names no inserted address",
+                     addr);
+        return -FI_EINVAL;
+    }
+    return av->user_ids.set(slot, v.seq, user_id);
+}
+
+// ---- binding.h ----
+
+void attach_endpoint(Av *av) noexcept {
+    if (av != nullptr) av->endpoints.fetch_add(1);
+}
+
+void detach_endpoint(Av *av) noexcept {
+    if (av != nullptr) av->endpoints.fetch_sub(1);
+}
+
+std::vector<fi_addr_t> hold_auth_keys(Av *av) {
+    std::vector<fi_addr_t> keys;
+    if (av == nullptr || !av->auth_keys) return keys;
+    std::lock_guard<std::mutex> g(av->mutex);
+    const uint32_t high =
+        std::min<uint32_t>(av->table->keys_high(), static_cast<uint32_t>(av->holds.size()));
+    for (uint32_t s = 0; s < high; ++s) {
+        Table::KeyView kv;
+        if (!av->table->key_view(s, kv)) continue;
+        keys.push_back(encoding::key_handle(s));
+        ++av->holds[s];
+    }
+    return keys;
+}
+
+void release_auth_keys(Av *av, const std::vector<fi_addr_t> &keys) noexcept {
+    if (av == nullptr) return;
+    std::lock_guard<std::mutex> g(av->mutex);
+    for (fi_addr_t k : keys) {
+        const uint64_t s = encoding::slot_of(k);
+        if (encoding::is_key_handle(k) && s < av->holds.size() && av->holds[s] > 0) --av->holds[s];
+    }
+}
+
+int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept {
+    const fi_addr_t low = encoding::low(addr);
+    if (encoding::is_key_handle(low)) return -FI_EINVAL;
+    const uint64_t index = encoding::slot_of(low);
+    Table::View v;
+    if (!av->table->view(index, v)) return -FI_EINVAL;
+    out.blob = v.blob;
+    out.len = v.len;
+    out.version = v.seq;
+    out.auth_key = v.key != 0 ? encoding::key_handle(v.key - 1u) : FI_ADDR_NOTAVAIL;
+    out.firewall = (v.flags & layout::kEntryFirewall) != 0;
+    fi_addr_t id = 0;
+    if (av->user_ids.get(index, v.seq, id)) {
+        out.user_id = id;
+    } else {
+        out.user_id = av->user_id_mode ? FI_ADDR_NOTAVAIL : encoding::entry_addr(index);
+    }
+    return 0;
+}
+
+fi_addr_t key_report_id(const Av *av, fi_addr_t key) noexcept {
+    const fi_addr_t low = encoding::low(key);
+    if (!encoding::is_key_handle(low)) return FI_ADDR_NOTAVAIL;
+    const uint64_t slot = encoding::slot_of(low);
+    Table::KeyView kv;
+    if (!av->table->key_view(slot, kv)) return FI_ADDR_NOTAVAIL;
+    fi_addr_t id = 0;
+    if (av->key_user_ids.get(slot, kv.seq, id)) return id;
+    return av->user_id_mode ? FI_ADDR_NOTAVAIL : low;
+}
+
+int auth_key_bytes(const Av *av, fi_addr_t key, const uint8_t *&bytes, size_t &len) noexcept {
+    const fi_addr_t low = encoding::low(key);
+    if (!encoding::is_key_handle(low)) return -FI_EINVAL;
+    Table::KeyView kv;
+    if (!av->table->key_view(encoding::slot_of(low), kv)) return -FI_EINVAL;
+    bytes = kv.bytes;
+    len = kv.len;
+    return 0;
+}
+
+int rx_ctx_bits(const Av *av) noexcept {
+    return av->rx_ctx_bits;
+}
+
+}  // namespace ufi::runtime::av

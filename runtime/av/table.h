@@ -1,0 +1,111 @@
+// The address table behind an AV: entries in FI_AV_TABLE order (each address at the lowest free
+// index), address blobs packed in an arena, and the authorization keys. Sized for millions of
+// entries: 24 bytes per entry plus the blob's own bytes, chunks that double and never move, so
+// published entries can be read without a lock (the data path), and one lock (robust,
+// process-shared: the same code serves named AVs in shared memory) for every change.
+#pragma once
+
+#include "runtime/av/backing.h"
+#include "runtime/av/table_layout.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace ufi::runtime::av {
+
+class Table {
+  public:
+    // Takes over a backing whose header is initialised.
+    explicit Table(std::unique_ptr<Backing> backing) noexcept;
+    ~Table();
+    Table(const Table &) = delete;
+    Table &operator=(const Table &) = delete;
+
+    // Geometry for a table expecting about `count` entries (fi_av_attr::count; 0: unknown).
+    // Shared tables keep their first chunks small: they are reserved in /dev/shm up front.
+    static layout::Geometry geometry_for(size_t count, bool shared, uint32_t key_capacity) noexcept;
+
+    // The table lock. lock() returns false only if the lock is unusable (a process died holding
+    // it and recovery failed), which callers report as -FI_EOTHER. A lock left by a dead process
+    // is recovered: the counters are rebuilt from the published entries.
+    class Guard {
+      public:
+        explicit Guard(Table &t) noexcept : t_(t), ok_(t.lock()) {}
+        ~Guard() {
+            if (ok_) t_.unlock();
+        }
+        bool ok() const { return ok_; }
+        Guard(const Guard &) = delete;
+        Guard &operator=(const Guard &) = delete;
+
+      private:
+        Table &t_;
+        bool ok_;
+    };
+
+    // --- Changes: the caller holds a Guard. ---
+    // Stores a blob at the lowest free index. key: key slot + 1 (0: none). 0 or -FI_ENOSPC /
+    // -FI_ENOMEM.
+    int insert_locked(const uint8_t *blob, uint32_t len, uint16_t key, uint16_t flags,
+                      uint64_t &index) noexcept;
+    // -FI_EINVAL when index holds no address.
+    int remove_locked(uint64_t index) noexcept;
+    // A key of 1..64 bytes at the lowest free key slot. -FI_ENOSPC when the key table is full.
+    int insert_key_locked(const uint8_t *bytes, uint32_t len, uint64_t &slot) noexcept;
+    // -FI_EINVAL when the slot holds no key, -FI_EBUSY while addresses are bound to it.
+    int remove_key_locked(uint64_t slot) noexcept;
+    // Live addresses bound to a live key slot.
+    uint32_t key_bound_locked(uint64_t slot) const noexcept;
+
+    // --- Reads of published entries: lock-free (a named table may map a chunk first). ---
+    struct View {
+        const uint8_t *blob = nullptr;
+        uint32_t len = 0;
+        uint32_t seq = 0;  // changes with every insert/remove of the slot
+        uint16_t key = 0;  // key slot + 1
+        uint16_t flags = 0;
+    };
+    bool view(uint64_t index, View &out) const noexcept;
+    struct KeyView {
+        const uint8_t *bytes = nullptr;
+        uint32_t len = 0;
+        uint32_t seq = 0;
+    };
+    bool key_view(uint64_t slot, KeyView &out) const noexcept;
+
+    uint32_t key_capacity() const noexcept { return h_->key_capacity; }
+    uint32_t keys_high() const noexcept;
+    uint64_t live() const noexcept { return h_->live; }  // under the lock
+    uint32_t entry_shift() const noexcept { return h_->entry_shift; }
+    bool shared() const noexcept { return backing_->shared(); }
+    void *map_addr() const noexcept { return h_; }
+
+    // Memory the table holds (entry chunks, arena chunks, header), for the benchmark's report.
+    size_t bytes_reserved() const noexcept;
+    uint64_t arena_used() const noexcept { return h_->arena_used; }
+
+  private:
+    bool lock() noexcept;
+    void unlock() noexcept;
+    void recover() noexcept;
+
+    layout::Entry *entry_ptr(uint64_t index) const noexcept;  // nullptr: not mapped / beyond
+    uint8_t *arena_ptr(uint64_t offset, uint32_t len) const noexcept;
+    uint8_t *chunk(std::atomic<uint8_t *> *dir, ChunkKind kind, uint32_t k) const noexcept;
+    int ensure_entry_chunk_locked(uint32_t k) noexcept;
+    int ensure_arena_chunk_locked(uint32_t k) noexcept;
+    int arena_alloc_locked(uint32_t len, uint64_t &offset) noexcept;
+
+    std::unique_ptr<Backing> backing_;
+    layout::TableHeader *h_;
+    layout::KeySlot *keys_;
+    // This process's mappings of the chunks (published with release).
+    mutable std::atomic<uint8_t *> entry_dir_[layout::kMaxChunks] = {};
+    mutable std::atomic<uint8_t *> arena_dir_[layout::kMaxChunks] = {};
+    mutable std::mutex map_mutex_;  // mapping chunks another process created
+};
+
+}  // namespace ufi::runtime::av

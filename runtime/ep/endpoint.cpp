@@ -1,0 +1,732 @@
+#include "runtime/ep/endpoint.h"
+
+#include "runtime/av/av.h"
+#include "runtime/av/binding.h"
+#include "runtime/cntr/binding.h"
+#include "runtime/cntr/cntr.h"
+#include "runtime/cq/binding.h"
+#include "runtime/cq/cq.h"
+#include "runtime/domain.h"
+#include "runtime/ep/identity.h"
+#include "runtime/eq/binding.h"
+#include "runtime/info/c_enum.h"
+#include "runtime/info/capabilities.h"
+#include "runtime/info/hint_match.h"
+#include "runtime/info/info_alloc.h"
+#include "runtime/info/provider_info.h"
+#include "runtime/log/log.h"
+#include "runtime/ucs_status.h"
+#include "transports/iface/endpoint_worker.h"
+#include "transports/resource.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+namespace ufi::runtime::ep {
+
+namespace {
+
+using log::Subsys;
+namespace address = transports::address;
+
+constexpr uint64_t kCqBindFlags = FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION;
+constexpr uint64_t kCntrBindFlags[kCntrCount] = {FI_SEND,  FI_RECV,        FI_READ,
+                                                 FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
+constexpr uint64_t kAllCntrBindFlags =
+    FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+// Operation flags FI_SETOPSFLAG accepts (fi_endpoint "OPERATION FLAGS"; FI_MATCH_COMPLETE
+// is fi_cq's completion level of tagged receives).
+constexpr uint64_t kOpFlags = FI_COMMIT_COMPLETE | FI_COMPLETION | FI_DELIVERY_COMPLETE |
+                              FI_INJECT | FI_INJECT_COMPLETE | FI_MULTICAST | FI_MULTI_RECV |
+                              FI_TRANSMIT_COMPLETE | FI_MATCH_COMPLETE;
+constexpr uint64_t kDirectionCaps =
+    FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+const char *cntr_flag_name(int i) {
+    static const char *const names[kCntrCount] = {"FI_SEND",  "FI_RECV",        "FI_READ",
+                                                  "FI_WRITE", "FI_REMOTE_READ", "FI_REMOTE_WRITE"};
+    return names[i];
+}
+
+// The endpoint initiates transfers whose completions need a transmit CQ: any primary
+// capability with an outbound direction (or no direction bits, meaning all).
+bool needs_tx_cq(uint64_t caps) {
+    if (!(caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_COLLECTIVE))) return false;
+    return (caps & kDirectionCaps) == 0 || (caps & (FI_SEND | FI_READ | FI_WRITE)) != 0;
+}
+
+// It receives messages, which complete in a receive CQ (RMA/atomic targets need none).
+bool needs_rx_cq(uint64_t caps) {
+    if (!(caps & (FI_MSG | FI_TAGGED | FI_COLLECTIVE))) return false;
+    return (caps & kDirectionCaps) == 0 || (caps & FI_RECV) != 0;
+}
+
+// Copies `data` into the caller's buffer fi_getname-style: truncated when short, with
+// *addrlen set to the size needed either way.
+int copy_out(const void *data, size_t len, void *addr, size_t *addrlen, bool nul_terminate) {
+    const size_t have = *addrlen;
+    *addrlen = len;
+    if (have >= len) {
+        std::memcpy(addr, data, len);
+        return 0;
+    }
+    if (have > 0 && addr != nullptr) {
+        std::memcpy(addr, data, have);
+        if (nul_terminate) static_cast<char *>(addr)[have - 1] = '\0';
+    }
+    return -FI_ETOOSMALL;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Opening
+
+Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointOps &ops)
+    : fid_ep{},
+      domain_(domain),
+      info_(info),
+      addr_format_(domain->info != nullptr ? domain->info->addr_format : uint32_t{FI_ADDR_UCX}),
+      options_(EndpointOptions::defaults_for(*info)),
+      // The worker is driven by data calls and by every CQ/counter read: under
+      // FI_THREAD_COMPLETION two CQs of one endpoint may be read from two threads, so the
+      // worker is locked then too; FI_THREAD_DOMAIN/ENDPOINT serialize it for us.
+      worker_lock_(threading_needs_locks(domain->threading) ||
+                   domain->threading == FI_THREAD_COMPLETION) {
+    fid.fclass = FI_CLASS_EP;
+    fid.context = context;
+    fid.ops = ops.fid;
+    this->ops = ops.ep;
+    cm = ops.cm;
+    msg = ops.msg;
+    rma = ops.rma;
+    tagged = ops.tagged;
+    atomic = ops.atomic;
+    collective = ops.collective;
+    tx_op_flags_ = info->tx_attr != nullptr ? info->tx_attr->op_flags : 0;
+    rx_op_flags_ = info->rx_attr != nullptr ? info->rx_attr->op_flags : 0;
+    source_.arg = this;
+    source_.progress = &Endpoint::progress_cb;
+    source_.arm = &Endpoint::arm_cb;
+    source_.wait_fds = &Endpoint::wait_fds_cb;
+}
+
+Endpoint::~Endpoint() {
+    release_id();
+    info::free_info(info_);
+}
+
+int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *context,
+                  const EndpointOps &ops, Endpoint **out) noexcept {
+    const char *call = flags != 0 ? "fi_endpoint2" : "fi_endpoint";
+    if (flags & FI_PEER) {
+        UFI_LOG_INFO(Subsys::EpCtrl, "{}: FI_PEER (peer providers) is not supported by ufi", call);
+        return -FI_ENOSYS;
+    }
+    if (flags != 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "{}: flags {:#x} are not defined", call, flags);
+        return -FI_EBADFLAGS;
+    }
+    if (info->ep_attr == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->ep_attr is NULL (use an fi_info from fi_getinfo)",
+                     call);
+        return -FI_EINVAL;
+    }
+    const int type = raw_enum(info->ep_attr->type);
+    if (type == FI_EP_MSG || type == FI_EP_DGRAM) {
+        UFI_LOG_INFO(Subsys::EpCtrl, "{}: {} endpoints are not implemented yet (ufi: FI_EP_RDM)",
+                     call, type == FI_EP_MSG ? "FI_EP_MSG" : "FI_EP_DGRAM");
+        return -FI_ENOSYS;
+    }
+    if (type != FI_EP_RDM) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "{}: info->ep_attr->type {} is not an endpoint type ufi offers (FI_EP_RDM)",
+                     call, type);
+        return -FI_EINVAL;
+    }
+    if (info->domain_attr != nullptr) {
+        const fi_domain_attr &da = *info->domain_attr;
+        if (da.domain != nullptr && da.domain != static_cast<fid_domain *>(domain)) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->domain_attr->domain is another domain", call);
+            return -FI_EINVAL;
+        }
+        if (da.name != nullptr && domain->offer.name != da.name) {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "{}: info->domain_attr->name \"{}\" is not this domain ({})", call,
+                         da.name, domain->offer.name);
+            return -FI_EINVAL;
+        }
+    }
+    if (info->addr_format != FI_FORMAT_UNSPEC && domain->info != nullptr &&
+        info->addr_format != domain->info->addr_format) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->addr_format {} differs from the domain's {}", call,
+                     info->addr_format, domain->info->addr_format);
+        return -FI_EINVAL;
+    }
+    if (info->ep_attr->auth_key_size != 0 || info->ep_attr->auth_key != nullptr) {
+        if (domain->av_auth_keys) {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "{}: ep_attr->auth_key must be unset on an FI_AV_AUTH_KEY domain", call);
+            return -FI_EINVAL;
+        }
+    }
+
+    // Negotiate the info against this domain's offer, as fi_getinfo would: the endpoint's
+    // attributes are then ones ufi honours.
+    fi_info *cand = info::make_provider_info(domain->offer, FI_EP_RDM, domain->api_version);
+    if (cand == nullptr) return -FI_ENOMEM;
+    info::MatchResult m = info::match_hints(*cand, info, domain->api_version);
+    info::free_info(cand);
+    if (m.info == nullptr) {
+        if (m.error != 0) return m.error;
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "{}: the fi_info does not describe an endpoint of domain {}: {}", call,
+                     domain->offer.name, m.reason);
+        return -FI_EINVAL;
+    }
+    if (domain->info != nullptr) m.info->addr_format = domain->info->addr_format;
+
+    auto *ep = new (std::nothrow) Endpoint(domain, m.info, context, ops);
+    if (ep == nullptr) {
+        info::free_info(m.info);
+        return -FI_ENOMEM;
+    }
+    try {
+        // The classic authorization key: the endpoint's own, else the domain's (API >= 1.5).
+        if (!domain->av_auth_keys && domain->api_version >= FI_VERSION(1, 5)) {
+            const fi_ep_attr &ea = *info->ep_attr;
+            if (ea.auth_key_size != 0 && ea.auth_key != nullptr) {
+                ep->auth_key_.assign(ea.auth_key, ea.auth_key + ea.auth_key_size);
+            } else {
+                ep->auth_key_ = domain->auth_key;
+            }
+        }
+        // A source address names the identity to take, as fi_setname does.
+        if (info->src_addr != nullptr && info->src_addrlen != 0) {
+            const int rc = ep->adopt_identity(info->src_addr, info->src_addrlen, call);
+            if (rc != 0) {
+                delete ep;
+                return rc == -FI_EADDRINUSE ? rc : -FI_EINVAL;
+            }
+        }
+    } catch (const std::bad_alloc &) {
+        delete ep;
+        return -FI_ENOMEM;
+    }
+    domain->add_child();
+    UFI_LOG_DEBUG(Subsys::EpCtrl, "endpoint opened on domain {}", domain->offer.name);
+    *out = ep;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Binding
+
+int Endpoint::bind(fid_t bfid, uint64_t flags) noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    if (enabled()) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind: the endpoint is enabled; bind before fi_enable");
+        return -FI_EOPBADSTATE;
+    }
+    switch (bfid->fclass) {
+        case FI_CLASS_AV:
+            return bind_av(bfid, flags);
+        case FI_CLASS_CQ:
+            return bind_cq(bfid, flags);
+        case FI_CLASS_CNTR:
+            return bind_cntr(bfid, flags);
+        case FI_CLASS_EQ:
+            return bind_eq(bfid, flags);
+        case FI_CLASS_STX_CTX:
+        case FI_CLASS_SRX_CTX:
+            UFI_LOG_INFO(Subsys::EpCtrl, "fi_ep_bind: shared contexts are not implemented yet");
+            return -FI_ENOSYS;
+        case FI_CLASS_MR:
+            UFI_LOG_WARN(
+                Subsys::EpCtrl,
+                "fi_ep_bind: an MR is bound to an endpoint with fi_mr_bind, not fi_ep_bind");
+            return -FI_EINVAL;
+        default:
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind: fid class {} cannot be bound to an endpoint",
+                         bfid->fclass);
+            return -FI_EINVAL;
+    }
+}
+
+int Endpoint::bind_av(fid_t bfid, uint64_t flags) {
+    if (flags != 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(AV): flags {:#x} are not defined for an AV",
+                     flags);
+        return -FI_EBADFLAGS;
+    }
+    av::Av *av = av::av_of(bfid);
+    if (av == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(AV): not a ufi address vector");
+        return -FI_EINVAL;
+    }
+    if (av->domain != domain_) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(AV): the AV belongs to another domain");
+        return -FI_EDOMAIN;
+    }
+    if (av_ != nullptr) {
+        UFI_LOG_WARN(
+            Subsys::EpCtrl,
+            "fi_ep_bind(AV): an address vector is already bound (an RDM endpoint has one)");
+        return -FI_EINVAL;
+    }
+    av::attach_endpoint(av);
+    av_ = av;
+    return 0;
+}
+
+int Endpoint::bind_cq(fid_t bfid, uint64_t flags) {
+    if (flags & ~kCqBindFlags) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(CQ): flags {:#x} are not defined for a CQ",
+                     flags & ~kCqBindFlags);
+        return -FI_EBADFLAGS;
+    }
+    if (!(flags & (FI_TRANSMIT | FI_RECV))) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_ep_bind(CQ): flags {:#x} name neither FI_TRANSMIT nor FI_RECV", flags);
+        return -FI_EBADFLAGS;
+    }
+    cq::Cq *cq = cq::cq_of(bfid);
+    if (cq == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(CQ): not a ufi completion queue");
+        return -FI_EINVAL;
+    }
+    if (cq->domain() != domain_) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(CQ): the CQ belongs to another domain");
+        return -FI_EDOMAIN;
+    }
+    if ((flags & FI_TRANSMIT) && tx_cq_.cq != nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(CQ): a CQ is already bound for FI_TRANSMIT");
+        return -FI_EINVAL;
+    }
+    if ((flags & FI_RECV) && rx_cq_.cq != nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(CQ): a CQ is already bound for FI_RECV");
+        return -FI_EINVAL;
+    }
+    // One progress source per distinct CQ.
+    if (tx_cq_.cq != cq && rx_cq_.cq != cq) {
+        const int rc = cq::attach_source(cq, source_);
+        if (rc != 0) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(CQ): the CQ refused the endpoint: {}", rc);
+            return rc;
+        }
+    }
+    const bool selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
+    if (flags & FI_TRANSMIT) tx_cq_ = {cq, selective};
+    if (flags & FI_RECV) rx_cq_ = {cq, selective};
+    return 0;
+}
+
+int Endpoint::bind_cntr(fid_t bfid, uint64_t flags) {
+    if (flags & ~kAllCntrBindFlags) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_ep_bind(counter): flags {:#x} are not defined for a counter",
+                     flags & ~kAllCntrBindFlags);
+        return -FI_EBADFLAGS;
+    }
+    if (flags == 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_ep_bind(counter): flags name no event (FI_SEND, FI_RECV, FI_READ, ...)");
+        return -FI_EBADFLAGS;
+    }
+    if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && !(info_->caps & FI_RMA_EVENT)) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE need an endpoint with "
+                     "FI_RMA_EVENT");
+        return -FI_EINVAL;
+    }
+    cntr::Cntr *c = cntr::cntr_of(bfid);
+    if (c == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(counter): not a ufi counter");
+        return -FI_EINVAL;
+    }
+    if (c->domain() != domain_) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(counter): the counter belongs to another domain");
+        return -FI_EDOMAIN;
+    }
+    for (int i = 0; i < kCntrCount; ++i) {
+        if ((flags & kCntrBindFlags[i]) && cntrs_[i] != nullptr) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(counter): a counter is already bound for {}",
+                         cntr_flag_name(i));
+            return -FI_EINVAL;
+        }
+    }
+    if (std::find(cntrs_.begin(), cntrs_.end(), c) == cntrs_.end()) {
+        const int rc = cntr::attach_source(c, source_);
+        if (rc != 0) {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "fi_ep_bind(counter): the counter refused the endpoint: {}", rc);
+            return rc;
+        }
+    }
+    for (int i = 0; i < kCntrCount; ++i) {
+        if (flags & kCntrBindFlags[i]) cntrs_[i] = c;
+    }
+    return 0;
+}
+
+int Endpoint::bind_eq(fid_t bfid, uint64_t flags) {
+    if (flags != 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(EQ): flags {:#x} are not defined for an EQ",
+                     flags);
+        return -FI_EBADFLAGS;
+    }
+    eq::Eq *e = eq::eq_of(bfid);
+    if (e == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(EQ): not a ufi event queue");
+        return -FI_EINVAL;
+    }
+    if (eq_ != nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind(EQ): an event queue is already bound");
+        return -FI_EINVAL;
+    }
+    eq::attach(e);
+    eq_ = e;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Enabling
+
+int Endpoint::enable() noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    if (enabled()) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: the endpoint is already enabled");
+        return -FI_EOPBADSTATE;
+    }
+    if (av_ == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_enable: an RDM endpoint needs an address vector (fi_ep_bind an AV first)");
+        return -FI_ENOAV;
+    }
+    if (needs_tx_cq(info_->caps) && tx_cq_.cq == nullptr) {
+        UFI_LOG_WARN(
+            Subsys::EpCtrl,
+            "fi_enable: the endpoint's capabilities transmit, but no CQ is bound with FI_TRANSMIT");
+        return -FI_ENOCQ;
+    }
+    if (needs_rx_cq(info_->caps) && rx_cq_.cq == nullptr) {
+        UFI_LOG_WARN(
+            Subsys::EpCtrl,
+            "fi_enable: the endpoint's capabilities receive, but no CQ is bound with FI_RECV");
+        return -FI_ENOCQ;
+    }
+    try {
+        // FI_AV_AUTH_KEY domains: the keys the AV holds now (later insertions do not reach
+        // this endpoint).
+        std::vector<fi_addr_t> keys;
+        if (domain_->av_auth_keys) {
+            keys = av::hold_auth_keys(av_);
+            if (keys.size() > info::kMaxEpAuthKeys) {
+                UFI_LOG_WARN(
+                    Subsys::EpCtrl,
+                    "fi_enable: the AV holds {} authorization keys; an endpoint takes at most {}",
+                    keys.size(), info::kMaxEpAuthKeys);
+                av::release_auth_keys(av_, keys);
+                return -FI_EINVAL;
+            }
+        }
+
+        bool acquired_id = false;
+        if (!given_identity_) {
+            endpoint_id_ = ids::acquire();
+            if (endpoint_id_ == 0) {
+                av::release_auth_keys(av_, keys);
+                return -FI_ENOMEM;
+            }
+            uuid_ = random_uuid();
+            acquired_id = true;
+        }
+        auto undo = [&] {
+            if (!keys.empty()) av::release_auth_keys(av_, keys);
+            if (acquired_id) {
+                ids::release(endpoint_id_);
+                endpoint_id_ = 0;
+            }
+        };
+
+        transports::WorkerOptions wopts;
+        wopts.shared_memory = options_.shared_memory_permitted;
+        wopts.rx_headroom = kRxHeadroom;
+        std::unique_ptr<transports::EndpointWorker> worker;
+        std::vector<transports::SkippedResource> skipped;
+        const ucs_status_t status = transports::EndpointWorker::open(domain_->memory_domains(), domain_->resources,
+                                                                     wopts, worker, skipped);
+        for (const auto &s : skipped) {
+            UFI_LOG_INFO(Subsys::EpCtrl, "fi_enable: transport {} left out of the endpoint: {}",
+                         s.resource != nullptr ? s.resource->label() : std::string("?"), s.why);
+        }
+        if (status != UCS_OK) {
+            if (status == UCS_ERR_NO_DEVICE) {
+                UFI_LOG_WARN(
+                    Subsys::EpCtrl,
+                    "fi_enable: none of domain {}'s transports ({}) could be opened{}",
+                    domain_->offer.name, domain_->offer.description,
+                    options_.shared_memory_permitted ? "" : " with shared memory not permitted");
+            } else {
+                UFI_LOG_WARN(Subsys::EpCtrl,
+                             "fi_enable: cannot create the endpoint's UCT worker: {}",
+                             transports::to_string(status));
+            }
+            undo();
+            // A missing md or component (NO_ELEM) means no usable device, too.
+            return status == UCS_ERR_NO_ELEM ? -FI_ENODEV : fi_errno_of(status);
+        }
+
+        address::EndpointAddress addr;
+        addr.uuid = uuid_;
+        addr.endpoint_id = endpoint_id_;
+        addr.records = worker->records();
+        std::string why;
+        std::vector<uint8_t> blob = address::pack(addr, &why);
+        if (blob.empty()) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot build the endpoint's address: {}", why);
+            undo();
+            return -FI_EOTHER;
+        }
+        std::string text = address::to_string(blob.data(), blob.size());
+
+        held_auth_keys_ = std::move(keys);
+        address_ = std::move(addr);
+        blob_ = std::move(blob);
+        blob_string_ = std::move(text);
+        worker_ = std::move(worker);
+        worker_ptr_.store(worker_.get(), std::memory_order_release);
+        enabled_.store(true, std::memory_order_release);
+        UFI_LOG_INFO(Subsys::EpCtrl, "fi_enable: {} on domain {}, address of {} bytes",
+                     address::describe(address_), domain_->offer.name, blob_.size());
+        return 0;
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    } catch (...) {
+        return -FI_EOTHER;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Closing
+
+void Endpoint::unbind_all() noexcept {
+    // Progress callers go first: after this no CQ or counter reaches the worker.
+    if (tx_cq_.cq != nullptr) cq::detach_source(tx_cq_.cq, source_);
+    if (rx_cq_.cq != nullptr && rx_cq_.cq != tx_cq_.cq) cq::detach_source(rx_cq_.cq, source_);
+    tx_cq_ = {};
+    rx_cq_ = {};
+    for (int i = 0; i < kCntrCount; ++i) {
+        cntr::Cntr *c = cntrs_[i];
+        if (c == nullptr) continue;
+        for (int j = i; j < kCntrCount; ++j) {
+            if (cntrs_[j] == c) cntrs_[j] = nullptr;
+        }
+        cntr::detach_source(c, source_);
+    }
+    if (eq_ != nullptr) {
+        eq::detach(eq_);
+        eq_ = nullptr;
+    }
+    if (av_ != nullptr) {
+        if (!held_auth_keys_.empty()) av::release_auth_keys(av_, held_auth_keys_);
+        held_auth_keys_.clear();
+        av::detach_endpoint(av_);
+        av_ = nullptr;
+    }
+}
+
+void Endpoint::release_id() noexcept {
+    if (endpoint_id_ != 0) ids::release(endpoint_id_);
+    endpoint_id_ = 0;
+}
+
+int Endpoint::close() noexcept {
+    {
+        std::lock_guard<std::mutex> lock(ctl_mutex_);
+        const int mrs = bound_mrs_.load(std::memory_order_relaxed);
+        if (mrs != 0) {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "fi_close(endpoint): {} memory regions are still bound to it", mrs);
+            return -FI_EBUSY;
+        }
+        unbind_all();
+        {
+            // uct-brief section 8: ifaces, then the worker, then the async context (the
+            // EndpointWorker's member order).
+            std::lock_guard<OptionalMutex> wlock(worker_lock_);
+            worker_ptr_.store(nullptr, std::memory_order_release);
+            worker_.reset();
+        }
+        enabled_.store(false, std::memory_order_release);
+        release_id();
+        domain_->remove_child();
+    }
+    delete this;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Names
+
+int Endpoint::getname(void *addr, size_t *addrlen) noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    if (!enabled()) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_getname: the endpoint has no address before fi_enable");
+        return -FI_EOPBADSTATE;
+    }
+    if (addr_format_ == FI_ADDR_STR) {
+        // The string and its NUL, as libfabric's FI_ADDR_STR providers return it.
+        return copy_out(blob_string_.c_str(), blob_string_.size() + 1, addr, addrlen, true);
+    }
+    return copy_out(blob_.data(), blob_.size(), addr, addrlen, false);
+}
+
+int Endpoint::adopt_identity(const void *addr, size_t addrlen, const char *caller) {
+    std::vector<uint8_t> blob;
+    std::string why;
+    if (addr_format_ == FI_ADDR_STR) {
+        const char *text = static_cast<const char *>(addr);
+        const size_t n = strnlen(text, addrlen);
+        if (!address::from_string(std::string_view(text, n), blob, &why)) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "{}: the address is not a ufi FI_ADDR_STR address: {}",
+                         caller, why);
+            return -FI_EINVAL;
+        }
+    } else {
+        const auto *p = static_cast<const uint8_t *>(addr);
+        blob.assign(p, p + addrlen);
+    }
+    address::EndpointAddress a;
+    if (!address::unpack(blob.data(), blob.size(), a, &why)) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "{}: the address is not a ufi address: {}", caller, why);
+        return -FI_EINVAL;
+    }
+    if (a.endpoint_id != endpoint_id_ || endpoint_id_ == 0) {
+        if (!ids::claim(a.endpoint_id)) {
+            UFI_LOG_WARN(
+                Subsys::EpCtrl, "{}: endpoint id {} is {}", caller, a.endpoint_id,
+                a.endpoint_id == 0 ? "not valid" : "in use by another endpoint of this process");
+            return a.endpoint_id == 0 ? -FI_EINVAL : -FI_EADDRINUSE;
+        }
+        release_id();
+    }
+    uuid_ = a.uuid;
+    endpoint_id_ = a.endpoint_id;
+    given_identity_ = true;
+    return 0;
+}
+
+int Endpoint::setname(const void *addr, size_t addrlen) noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    if (enabled()) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_setname: the endpoint is enabled; its address is fixed");
+        return -FI_EOPBADSTATE;
+    }
+    try {
+        return adopt_identity(addr, addrlen, "fi_setname");
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Options and flags
+
+int Endpoint::getopt(int level, int optname, void *optval, size_t *optlen) noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    return get_option(options_, level, optname, optval, optlen);
+}
+
+int Endpoint::setopt(int level, int optname, const void *optval, size_t optlen) noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    return set_option(options_, enabled(), level, optname, optval, optlen);
+}
+
+int Endpoint::get_ops_flags(uint64_t *flags) noexcept {
+    const uint64_t dir = *flags & (FI_TRANSMIT | FI_RECV);
+    if (dir != FI_TRANSMIT && dir != FI_RECV) {
+        UFI_LOG_WARN(
+            Subsys::EpCtrl,
+            "fi_control(FI_GETOPSFLAG): the argument must hold FI_TRANSMIT or FI_RECV, not {}",
+            dir == 0 ? "neither" : "both");
+        return -FI_EINVAL;
+    }
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    *flags = dir == FI_TRANSMIT ? tx_op_flags_ : rx_op_flags_;
+    return 0;
+}
+
+int Endpoint::set_ops_flags(uint64_t flags) noexcept {
+    const uint64_t dir = flags & (FI_TRANSMIT | FI_RECV);
+    if (dir != FI_TRANSMIT && dir != FI_RECV) {
+        UFI_LOG_WARN(
+            Subsys::EpCtrl,
+            "fi_control(FI_SETOPSFLAG): the flags must hold FI_TRANSMIT or FI_RECV, not {}",
+            dir == 0 ? "neither" : "both");
+        return -FI_EINVAL;
+    }
+    const uint64_t op = flags & ~dir;
+    if (op & ~kOpFlags) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_control(FI_SETOPSFLAG): {:#x} are not operation flags",
+                     op & ~kOpFlags);
+        return -FI_EBADFLAGS;
+    }
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    (dir == FI_TRANSMIT ? tx_op_flags_ : rx_op_flags_) = op;
+    return 0;
+}
+
+ssize_t Endpoint::tx_size_left() noexcept {
+    if (!enabled()) return -FI_EOPBADSTATE;
+    return static_cast<ssize_t>(options_.tx_size);
+}
+
+ssize_t Endpoint::rx_size_left() noexcept {
+    if (!enabled()) return -FI_EOPBADSTATE;
+    return static_cast<ssize_t>(options_.rx_size);
+}
+
+// ---------------------------------------------------------------------------------------
+// Progress
+
+// The worker pointer is read under the worker lock: fi_close clears it under the same lock
+// before the worker is destroyed.
+
+bool Endpoint::peer_reachable(const address::TransportRecord &peer) noexcept {
+    std::lock_guard<OptionalMutex> lock(worker_lock_);
+    transports::EndpointWorker *w = worker();
+    return w != nullptr && w->is_reachable(peer);
+}
+
+unsigned Endpoint::progress_cb(void *arg) {
+    auto *ep = static_cast<Endpoint *>(arg);
+    std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
+    transports::EndpointWorker *w = ep->worker();
+    return w != nullptr ? w->progress() : 0;  // not enabled: nothing to drive
+}
+
+int Endpoint::arm_cb(void *arg) {
+    auto *ep = static_cast<Endpoint *>(arg);
+    std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
+    transports::EndpointWorker *w = ep->worker();
+    if (w == nullptr) return 0;  // no transports: no event can arrive
+    return w->arm() == UCS_OK ? 0 : -FI_EAGAIN;
+}
+
+int Endpoint::wait_fds_cb(void *arg, int *fds, int max) {
+    auto *ep = static_cast<Endpoint *>(arg);
+    std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
+    transports::EndpointWorker *w = ep->worker();
+    if (w == nullptr || max <= 0) return 0;
+    const auto all = w->event_fds();  // fixed once enabled
+    const int n = std::min(max, static_cast<int>(all.size()));
+    std::copy_n(all.begin(), n, fds);
+    return n;
+}
+
+}  // namespace ufi::runtime::ep

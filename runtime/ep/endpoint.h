@@ -1,0 +1,208 @@
+// The active RDM endpoint without its data path: fi_endpoint, fi_ep_bind (AV, CQs, counters,
+// EQ), fi_enable (one UCT worker and an iface per transport of the domain, and the address
+// built from them), fi_getname/fi_setname, options, ops flags and fi_close. The api layer
+// (api/ep.cpp) fills the ops tables and checks the C arguments; everything with state lives
+// here. See runtime/ep/README.md for the decisions the man page leaves to providers.
+#pragma once
+
+#include "runtime/ep/options.h"
+#include "runtime/lock.h"
+#include "runtime/progress.h"
+#include "transports/address.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ufi::transports {
+class EndpointWorker;
+}
+
+namespace ufi::runtime {
+struct Domain;
+namespace av {
+class Av;
+}
+namespace cq {
+class Cq;
+}
+namespace cntr {
+class Cntr;
+}
+namespace eq {
+class Eq;
+}
+}  // namespace ufi::runtime
+
+namespace ufi::runtime::ep {
+
+// The api layer's tables, installed on every endpoint.
+struct EndpointOps {
+    fi_ops *fid = nullptr;
+    fi_ops_ep *ep = nullptr;
+    fi_ops_cm *cm = nullptr;
+    fi_ops_msg *msg = nullptr;
+    fi_ops_rma *rma = nullptr;
+    fi_ops_tagged *tagged = nullptr;
+    fi_ops_atomic *atomic = nullptr;
+    fi_ops_collective *collective = nullptr;
+};
+
+// Bytes reserved in front of received data in UCT receive descriptors. 0 until the data path
+// defines its receive descriptor (uct-brief section 4.2).
+inline constexpr size_t kRxHeadroom = 0;
+
+// The counters an endpoint may bind, in fi_ep_bind's flag order.
+enum CounterEvent : int {
+    kCntrSend,
+    kCntrRecv,
+    kCntrRead,
+    kCntrWrite,
+    kCntrRemoteRead,
+    kCntrRemoteWrite,
+    kCntrCount
+};
+
+class Endpoint : public fid_ep {
+  public:
+    using CStruct = fid_ep;
+
+    // Use open_endpoint().
+    Endpoint(Domain *domain, fi_info *info, void *context, const EndpointOps &ops);
+    ~Endpoint();
+    Endpoint(const Endpoint &) = delete;
+    Endpoint &operator=(const Endpoint &) = delete;
+
+    // fi_ep_bind. -FI_EOPBADSTATE once enabled; -FI_EBADFLAGS for flags the object type does
+    // not define; -FI_EINVAL for an object that is not ufi's, a second AV/EQ, a direction or
+    // counter event that is already bound, or remote counter events without FI_RMA_EVENT;
+    // -FI_EDOMAIN for an AV or CQ of another domain;
+    // -FI_ENOSYS for shared contexts.
+    int bind(fid_t bfid, uint64_t flags) noexcept;
+
+    // fi_enable. -FI_EOPBADSTATE when already enabled, -FI_ENOAV without an AV, -FI_ENOCQ
+    // without the CQs the capabilities need, -FI_ENODEV when no transport opens.
+    int enable() noexcept;
+
+    // fi_close. -FI_EBUSY while MRs are bound. On 0 the object is deleted.
+    int close() noexcept;
+
+    // fi_getname: the address blob, or its "fi_ufi://" string (NUL-terminated) on FI_ADDR_STR
+    // domains. -FI_EOPBADSTATE before fi_enable; -FI_ETOOSMALL (truncated copy, *addrlen set
+    // to the size needed) for a short buffer.
+    int getname(void *addr, size_t *addrlen) noexcept;
+
+    // fi_setname: before fi_enable, adopts the identity (uuid, endpoint id) of a ufi address;
+    // -FI_EOPBADSTATE after, -FI_EINVAL for an address that is not ufi's, -FI_EADDRINUSE when
+    // a live endpoint of this process has that endpoint id.
+    int setname(const void *addr, size_t addrlen) noexcept;
+
+    int getopt(int level, int optname, void *optval, size_t *optlen) noexcept;
+    int setopt(int level, int optname, const void *optval, size_t optlen) noexcept;
+
+    // fi_control FI_GETOPSFLAG / FI_SETOPSFLAG (FI_TRANSMIT or FI_RECV, not both).
+    int get_ops_flags(uint64_t *flags) noexcept;
+    int set_ops_flags(uint64_t flags) noexcept;
+
+    // fi_tx_size_left / fi_rx_size_left (deprecated): -FI_EOPBADSTATE before fi_enable, else
+    // the queue size (nothing can be pending without a data path).
+    ssize_t tx_size_left() noexcept;
+    ssize_t rx_size_left() noexcept;
+
+    // For the MR subsystem (runtime/ep/binding.h).
+    bool enabled() const noexcept { return enabled_.load(std::memory_order_acquire); }
+    void attach_mr() noexcept { bound_mrs_.fetch_add(1, std::memory_order_relaxed); }
+    void detach_mr() noexcept { bound_mrs_.fetch_sub(1, std::memory_order_relaxed); }
+
+    // Read access for the data path and white-box tests.
+    Domain *domain() const noexcept { return domain_; }
+    const fi_info &info() const noexcept { return *info_; }
+    fi_info &mutable_info() noexcept { return *info_; }
+    const EndpointOptions &options() const noexcept { return options_; }
+    const ProgressSource &progress_source() const noexcept { return source_; }
+    uint64_t tx_op_flags() const noexcept { return tx_op_flags_; }
+    uint64_t rx_op_flags() const noexcept { return rx_op_flags_; }
+    const std::vector<uint8_t> &auth_key() const noexcept { return auth_key_; }
+    const std::vector<fi_addr_t> &held_auth_keys() const noexcept { return held_auth_keys_; }
+    // The address blob and its parsed form; empty before fi_enable.
+    const std::vector<uint8_t> &address_blob() const noexcept { return blob_; }
+    const transports::address::EndpointAddress &address() const noexcept { return address_; }
+    // The identity fi_setname gave the endpoint, if any.
+    bool has_given_identity() const noexcept { return given_identity_; }
+    // The endpoint's transports; nullptr before fi_enable. Calls on it need worker_lock().
+    transports::EndpointWorker *worker() const noexcept {
+        return worker_ptr_.load(std::memory_order_acquire);
+    }
+    OptionalMutex &worker_lock() noexcept { return worker_lock_; }
+    // Whether an iface of this endpoint reports the peer's record reachable (takes the lock).
+    bool peer_reachable(const transports::address::TransportRecord &peer) noexcept;
+
+    // The ProgressSource callbacks (arg: the Endpoint).
+    static unsigned progress_cb(void *arg);
+    static int arm_cb(void *arg);
+    static int wait_fds_cb(void *arg, int *fds, int max);
+
+  private:
+    friend int open_endpoint(Domain *, const fi_info *, uint64_t, void *, const EndpointOps &,
+                             Endpoint **) noexcept;
+
+    struct CqBinding {
+        cq::Cq *cq = nullptr;
+        bool selective = false;
+    };
+
+    int bind_av(fid_t bfid, uint64_t flags);
+    int bind_cq(fid_t bfid, uint64_t flags);
+    int bind_cntr(fid_t bfid, uint64_t flags);
+    int bind_eq(fid_t bfid, uint64_t flags);
+    int adopt_identity(const void *addr, size_t addrlen, const char *caller);
+    void unbind_all() noexcept;
+    void release_id() noexcept;
+
+    Domain *domain_;
+    fi_info *info_;  // negotiated copy (owned)
+    uint32_t addr_format_;
+    std::mutex ctl_mutex_;  // bind, enable, close, names, options
+    std::atomic<bool> enabled_{false};
+    std::atomic<int> bound_mrs_{0};
+
+    av::Av *av_ = nullptr;
+    CqBinding tx_cq_;
+    CqBinding rx_cq_;
+    std::array<cntr::Cntr *, kCntrCount> cntrs_{};
+    eq::Eq *eq_ = nullptr;
+
+    EndpointOptions options_;
+    uint64_t tx_op_flags_ = 0;
+    uint64_t rx_op_flags_ = 0;
+    std::vector<uint8_t> auth_key_;          // classic key: the endpoint's or the domain's
+    std::vector<fi_addr_t> held_auth_keys_;  // FI_AV_AUTH_KEY domains, taken at enable
+
+    uint64_t uuid_ = 0;
+    uint32_t endpoint_id_ = 0;  // 0: none claimed
+    bool given_identity_ = false;
+
+    ProgressSource source_;
+    OptionalMutex worker_lock_;
+    std::unique_ptr<transports::EndpointWorker> worker_;
+    std::atomic<transports::EndpointWorker *> worker_ptr_{nullptr};
+    transports::address::EndpointAddress address_;
+    std::vector<uint8_t> blob_;
+    std::string blob_string_;  // "fi_ufi://..."
+};
+
+// fi_endpoint / fi_endpoint2 for `domain`. -FI_EINVAL for info that does not describe an
+// endpoint of this domain, -FI_ENOSYS for FI_EP_MSG/FI_EP_DGRAM (not yet) and FI_PEER,
+// -FI_EBADFLAGS for other flags.
+int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *context,
+                  const EndpointOps &ops, Endpoint **out) noexcept;
+
+}  // namespace ufi::runtime::ep

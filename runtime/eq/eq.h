@@ -1,0 +1,116 @@
+// The event queue: control-path events (asynchronous AV inserts, MR registrations,
+// connection management, application events from fi_eq_write), one variable-sized event per
+// read, errors in order with the rest (fi_eq_read returns -FI_EAVAIL when one is at the
+// head). Posting is thread-safe whatever the threading model: events come from any thread.
+//
+// Capacity: at least fi_eq_attr.size events (0: kDefaultSize). A full EQ is never overrun:
+// fi_eq_write and post()/post_error() return -FI_EAGAIN and keep nothing.
+#pragma once
+
+#include "runtime/cq/wait.h"
+#include "runtime/eq/binding.h"
+
+#include <rdma/fi_eq.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+namespace ufi::runtime {
+struct Fabric;
+}
+
+namespace ufi::runtime::eq {
+
+inline constexpr size_t kDefaultSize = 1024;
+inline constexpr size_t kMaxSize = size_t{1} << 20;
+// The largest event fi_eq_write accepts (an fi_eq_cm_entry with connection data is far less).
+inline constexpr size_t kMaxEventSize = size_t{1} << 16;
+
+// fi_eq_attr after the api layer validated it.
+struct Config {
+    size_t size = 0;  // 0: kDefaultSize
+    wait::Kind wait = wait::Kind::None;
+    bool writable = false;  // FI_WRITE: the application may call fi_eq_write
+};
+
+class Eq : public fid_eq {
+  public:
+    using CStruct = fid_eq;
+
+    // Opens an EQ on `fabric` (counted in fabric->open_children). 0, -FI_EINVAL (size above
+    // kMaxSize), -FI_ENOMEM, or the wait object's error.
+    static int open(Fabric *fabric, const Config &config, void *context, fi_ops *ops,
+                    fi_ops_eq *eq_ops, Eq **out) noexcept;
+    // fi_close: -FI_EBUSY while objects are bound (attach()); else frees this.
+    int close() noexcept;
+
+    // --- Producers (any thread) -----------------------------------------------------------
+    // An event of `len` bytes (struct fi_eq_entry, fi_eq_cm_entry + data, ...): 0, -FI_EAGAIN
+    // when full, -FI_ENOMEM.
+    int post(uint32_t event, const void *buf, size_t len) noexcept;
+    // An error event; err.err_data/err_data_size name bytes the EQ copies. 0, -FI_EAGAIN,
+    // -FI_ENOMEM.
+    int post_error(const fi_eq_err_entry &err) noexcept;
+
+    // --- The application's calls (api/eq.cpp) --------------------------------------------
+    // fi_eq_read (FI_PEEK in flags leaves the event queued): the event's size in bytes.
+    // -FI_EAGAIN when empty, -FI_EAVAIL when an error is at the head, -FI_ETOOSMALL when
+    // `len` cannot hold the event (a connection event may be cut to `len` if its
+    // fi_eq_cm_entry fits: the rest is connection data).
+    ssize_t read(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept;
+    // fi_eq_readerr (FI_PEEK honoured), with the err_data rules of the fabric's API version:
+    // the bytes written (the caller's struct size). -FI_EAGAIN when no error is at the head.
+    ssize_t readerr(fi_eq_err_entry *buf, uint64_t flags) noexcept;
+    // fi_eq_sread: waits for an event up to `timeout` ms (< 0 infinite), then reads as
+    // read(). -FI_EAGAIN on timeout or when a signal interrupts the wait.
+    ssize_t sread(uint32_t *event, void *buf, size_t len, int timeout, uint64_t flags) noexcept;
+    int trywait() noexcept;
+    int control(int command, void *arg) noexcept;
+
+    // Bindings (domains, AVs, endpoints).
+    void attach() noexcept { attached_.fetch_add(1, std::memory_order_relaxed); }
+    void detach() noexcept;
+    int attached() const noexcept { return attached_.load(std::memory_order_relaxed); }
+
+    bool writable() const noexcept { return writable_; }
+    size_t capacity() const noexcept { return capacity_; }
+    uint32_t api_version() const noexcept { return api_version_; }
+    bool is_ufi() const noexcept { return magic_ == kMagic; }
+
+  private:
+    static constexpr uint32_t kMagic = 0x75666965;  // "ufie"
+
+    struct Event {
+        uint32_t event = 0;
+        bool error = false;
+        std::vector<uint8_t> bytes;  // the event as read() returns it
+        fi_eq_err_entry err{};       // an error event (err_data in err_data_bytes)
+        std::vector<uint8_t> err_data_bytes;
+    };
+
+    Eq(Fabric *fabric, const Config &config, size_t capacity);
+    ~Eq() = default;
+
+    int push(Event &&event) noexcept;
+    ssize_t read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept;
+    void settle_fd_locked() noexcept;
+
+    uint32_t magic_ = kMagic;
+    Fabric *fabric_;
+    uint32_t api_version_;
+    bool writable_;
+    size_t capacity_;
+    std::atomic<int> attached_{0};
+
+    std::mutex mutex_;
+    std::deque<Event> queue_;
+    std::vector<uint8_t> err_hold_;  // err_data handed out by the last readerr
+
+    wait::WaitObject wait_;
+};
+
+}  // namespace ufi::runtime::eq

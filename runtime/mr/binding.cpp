@@ -1,0 +1,178 @@
+#include "runtime/mr/binding.h"
+
+#include "runtime/cntr/binding.h"
+#include "runtime/domain.h"
+#include "runtime/mr/mr.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <new>
+
+namespace ufi::runtime::mr {
+
+Mr *mr_of(fid_mr *mr) noexcept {
+    if (mr == nullptr || mr->fid.fclass != FI_CLASS_MR) return nullptr;
+    Mr *m = static_cast<Mr *>(mr);
+    return m->desc.magic == MrDesc::kMagic ? m : nullptr;
+}
+
+Mr *mr_of(fid_t fid) noexcept {
+    if (fid == nullptr || fid->fclass != FI_CLASS_MR) return nullptr;
+    return mr_of(reinterpret_cast<fid_mr *>(fid));
+}
+
+Mr *mr_of_desc(void *desc) noexcept {
+    if (desc == nullptr) return nullptr;
+    auto *d = static_cast<MrDesc *>(desc);
+    return d->magic == MrDesc::kMagic ? d->mr : nullptr;
+}
+
+bool local_desc_required(Domain *domain) noexcept {
+    MrState *state = mr_state_of(domain);
+    return state != nullptr ? state->policy.local_desc_required
+                            : mr_mode_policy(domain->mr_mode).local_desc_required;
+}
+
+int check_local(Domain *domain, const Mr *mr, const void *buf, std::size_t len,
+                std::uint64_t access) noexcept {
+    if (mr == nullptr || mr->domain != domain) return -FI_EINVAL;
+    const auto addr = reinterpret_cast<std::uintptr_t>(buf);
+    bool inside = false;
+    for (const Segment &s : mr->segments)
+        inside = inside || (addr >= s.addr && addr + len <= s.addr + s.len);
+    if (!inside) return -FI_EINVAL;
+    if (mr->state->policy.local_desc_required && (mr->access & access) != access) return -FI_EACCES;
+    return 0;
+}
+
+int acquire_local(Domain *domain, const void *buf, std::size_t len, transports::RegionRef &out) {
+    if (buf == nullptr || len == 0) return -FI_EINVAL;
+    MrState *state = mr_state_of(domain);
+    if (state == nullptr) return -FI_ENOMEM;
+    return fi_errno_of(state->cache->acquire(const_cast<void *>(buf), len, out));
+}
+
+const transports::MemoryDomains *memory_domains(Domain *domain) noexcept {
+    MrState *state = mr_state_of(domain);
+    return state != nullptr ? &state->mds : nullptr;
+}
+
+bool is_mapped_key(std::uint64_t key) noexcept {
+    return MappedKeys::is_mapped_handle(key);
+}
+
+const MappedKey *find_mapped_key(Domain *domain, std::uint64_t key) noexcept {
+    MrState *state = mr_state_of(domain);
+    return state != nullptr ? state->mapped.find(key) : nullptr;
+}
+
+int key_check_errno(KeyCheck check) noexcept {
+    switch (check) {
+        case KeyCheck::Ok:
+            return 0;
+        case KeyCheck::UnknownKey:
+        case KeyCheck::Consumed:
+            return -FI_EKEYREJECTED;
+        case KeyCheck::Disabled:
+        case KeyCheck::AccessDenied:
+        case KeyCheck::OutOfBounds:
+            break;
+    }
+    return -FI_EACCES;
+}
+
+const char *key_check_name(KeyCheck check) noexcept {
+    switch (check) {
+        case KeyCheck::Ok:
+            return "ok";
+        case KeyCheck::UnknownKey:
+            return "unknown key";
+        case KeyCheck::Disabled:
+            return "memory region not enabled";
+        case KeyCheck::AccessDenied:
+            return "access not granted";
+        case KeyCheck::OutOfBounds:
+            return "outside the memory region";
+        case KeyCheck::Consumed:
+            return "single-use key already used";
+    }
+    return "?";
+}
+
+KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t addr, std::size_t len,
+                             std::uint64_t access, bool consume, RemoteTarget *out) noexcept {
+    MrState *state = mr_state_of(domain);
+    if (state == nullptr) return KeyCheck::UnknownKey;
+    return state->keys.visit(key, [&](Mr *mr) {
+        if (mr == nullptr) return KeyCheck::UnknownKey;
+        if (!mr->enabled.load(std::memory_order_acquire)) return KeyCheck::Disabled;
+        if ((mr->access & access) != access) return KeyCheck::AccessDenied;
+        if (addr + len < addr) return KeyCheck::OutOfBounds;
+        RemoteTarget t;
+        if (mr->virt_addr) {
+            bool found = false;
+            for (std::size_t i = 0; i < mr->segments.size() && !found; ++i) {
+                const Segment &s = mr->segments[i];
+                if (addr >= s.addr && addr + len <= s.addr + s.len) {
+                    t = RemoteTarget{static_cast<std::uintptr_t>(addr), len, i};
+                    found = true;
+                }
+            }
+            if (!found) return KeyCheck::OutOfBounds;
+        } else {
+            if (addr > mr->length || len > mr->length - addr) return KeyCheck::OutOfBounds;
+            std::uint64_t offset = addr;
+            std::size_t i = 0;
+            while (i < mr->segments.size() && offset >= mr->segments[i].len)
+                offset -= mr->segments[i++].len;
+            if (i == mr->segments.size()) {
+                if (len != 0) return KeyCheck::OutOfBounds;
+                i = mr->segments.size() - 1;
+                offset = mr->segments[i].len;
+            }
+            const Segment &s = mr->segments[i];
+            const std::size_t room = s.len - offset;
+            t = RemoteTarget{s.addr + offset, len < room ? len : room, i};
+        }
+        if (mr->single_use) {
+            if (consume ? mr->consumed.exchange(true) : mr->consumed.load())
+                return KeyCheck::Consumed;
+        }
+        if (out != nullptr) *out = t;
+        return KeyCheck::Ok;
+    });
+}
+
+void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access,
+                         std::uint64_t bytes) noexcept {
+    MrState *state = mr_state_of(domain);
+    if (state == nullptr) return;
+    state->keys.visit(key, [&](Mr *mr) {
+        if (mr == nullptr) return 0;
+        std::lock_guard<std::mutex> lock(mr->mutex);  // against fi_mr_bind
+        for (const Mr::CounterBinding &b : mr->counters) {
+            if (b.flags & access) cntr::on_completion(b.cntr, bytes);
+        }
+        return 0;
+    });
+}
+
+int build_key_reply(Domain *domain, std::uint64_t key, std::vector<std::uint8_t> &out) noexcept {
+    MrState *state = mr_state_of(domain);
+    if (state == nullptr) return -FI_ENOMEM;
+    try {
+        return state->keys.visit(key, [&](Mr *mr) {
+            if (mr == nullptr) return -FI_EKEYREJECTED;
+            if (!mr->enabled.load(std::memory_order_acquire)) return -FI_EACCES;
+            if (mr->single_use && mr->consumed.load()) return -FI_EKEYREJECTED;
+            std::lock_guard<std::mutex> lock(mr->mutex);
+            out = make_bundle(*mr).encode();
+            return out.empty() ? -FI_EOTHER : 0;
+        });
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+}
+
+}  // namespace ufi::runtime::mr

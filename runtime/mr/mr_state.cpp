@@ -1,0 +1,70 @@
+#include "runtime/mr/mr_state.h"
+
+#include "runtime/config/config.h"
+#include "runtime/domain.h"
+#include "runtime/log/log.h"
+#include "transports/resource.h"
+
+#include <new>
+
+namespace ufi::runtime::mr {
+
+namespace {
+
+void destroy_state(void *state) {
+    delete static_cast<MrState *>(state);
+}
+
+}  // namespace
+
+unsigned registration_flags(const MrModePolicy &policy) noexcept {
+    unsigned flags = UCT_MD_MEM_ACCESS_ALL;
+    if (!policy.allocated) flags |= UCT_MD_MEM_FLAG_NONBLOCK;
+    return flags;
+}
+
+MrState::MrState(Domain &d)
+    : domain(d),
+      policy(mr_mode_policy(d.mr_mode)),
+      mds(d.memory_domains()),
+      keys(policy.provider_keys, tables_need_locks(d.threading)),
+      mapped(tables_need_locks(d.threading)) {
+    cache_settings = read_cache_settings(config::registry(), tables_need_locks(d.threading));
+    if (!cache_settings.note.empty()) UFI_LOG_INFO(log::Subsys::Mr, "{}", cache_settings.note);
+    cache = std::make_unique<transports::RegCache>(mds, cache_settings.config,
+                                                   registration_flags(policy));
+    if (cache_settings.config.enabled && !cache->caching()) {
+        UFI_LOG_INFO(
+            log::Subsys::Mr,
+            "registration cache off: UCX's ucm memory events are not available (UCX_MEM_EVENTS?)");
+    }
+    std::string registering;
+    for (std::size_t i : mds.registering())
+        registering += (registering.empty() ? "" : ",") + mds[i].md_name;
+    UFI_LOG_DEBUG(log::Subsys::Mr, "domain {}: registering with [{}], cache {}", d.offer.name,
+                  registering, cache->caching() ? "on" : "off");
+}
+
+MrState::~MrState() {
+    const std::size_t left = mapped.size();
+    if (left != 0) {
+        UFI_LOG_INFO(log::Subsys::Mr, "domain {} closed with {} raw keys still mapped: released",
+                     domain.offer.name, left);
+    }
+}
+
+MrState *mr_state_of(Domain *domain) noexcept {
+    if (domain == nullptr) return nullptr;
+    std::lock_guard<std::mutex> lock(domain->mutex);
+    if (domain->mr_state.state == nullptr) {
+        try {
+            domain->mr_state.state = new MrState(*domain);
+            domain->mr_state.destroy = destroy_state;
+        } catch (const std::exception &) {
+            return nullptr;
+        }
+    }
+    return static_cast<MrState *>(domain->mr_state.state);
+}
+
+}  // namespace ufi::runtime::mr

@@ -1,0 +1,13 @@
+// The one table from UCS status codes to negative fi errno values (DESIGN: "one table from
+// UCS status codes to -FI_E*"), used wherever a UCT call's status becomes an fi return code.
+#pragma once
+
+#include <ucs/type/status.h>
+
+namespace ufi::runtime {
+
+// UCS_OK -> 0; every error to the closest -FI_E* (UCS_ERR_NO_RESOURCE -> -FI_EAGAIN: retry
+// later); anything unknown -> -FI_EOTHER.
+int fi_errno_of(ucs_status_t status) noexcept;
+
+}  // namespace ufi::runtime

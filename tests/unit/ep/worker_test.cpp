@@ -1,0 +1,206 @@
+// transports/iface: an endpoint's worker and ifaces opened on every domain ufi offers here,
+// their address records against discovery's address lengths, the shared-memory filter,
+// reachability, arming, and workers sharing a domain's memory domains. No AV needed.
+#include "runtime/info/getinfo.h"
+#include "transports/discovery.h"
+#include "transports/iface/endpoint_worker.h"
+#include "transports/memory/memory_domains.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ufi::transports {
+namespace {
+
+// The resources of each domain fi_getinfo offers (the same lists open_domain copies).
+std::vector<std::vector<const Resource *>> offered_domains() {
+    std::vector<std::vector<const Resource *>> out;
+    const auto &all = discovery().resources;
+    for (const auto &offer : runtime::info::process_env().offers) {
+        std::vector<const Resource *> rs;
+        for (size_t idx : offer.resources) {
+            if (idx < all.size()) rs.push_back(&all[idx]);
+        }
+        out.push_back(rs);
+    }
+    return out;
+}
+
+// A domain's memory domains for these resources (what Domain::memory_domains opens).
+struct Mds : MemoryDomains {
+    explicit Mds(const std::vector<const Resource *> &rs) {
+        std::vector<MdName> names;
+        for (const Resource *r : rs) names.push_back({r->component, r->md});
+        open(names);
+    }
+};
+
+std::unique_ptr<EndpointWorker> open_worker(const MemoryDomains &mds, const std::vector<const Resource *> &rs,
+                                            WorkerOptions opts = {}) {
+    std::unique_ptr<EndpointWorker> w;
+    std::vector<SkippedResource> skipped;
+    EXPECT_EQ(EndpointWorker::open(mds, rs, opts, w, skipped), UCS_OK);
+    for (const auto &s : skipped) ADD_FAILURE() << s.resource->label() << ": " << s.why;
+    return w;
+}
+
+TEST(EndpointWorker, OneRecordPerResourceWithDiscoveryLengths) {
+    const auto domains = offered_domains();
+    ASSERT_FALSE(domains.empty());
+    for (const auto &rs : domains) {
+        Mds mds(rs);
+        auto w = open_worker(mds, rs);
+        ASSERT_TRUE(w);
+        const auto records = w->records();
+        ASSERT_EQ(records.size(), rs.size());
+        for (size_t i = 0; i < rs.size(); ++i) {
+            SCOPED_TRACE(rs[i]->label());
+            EXPECT_EQ(records[i].tl, rs[i]->tl);
+            EXPECT_EQ(records[i].device_addr.size(), rs[i]->device_addr_len);
+            const size_t iface_len =
+                rs[i]->has(UCT_IFACE_FLAG_CONNECT_TO_IFACE) ? rs[i]->iface_addr_len : 0;
+            EXPECT_EQ(records[i].iface_addr.size(), iface_len);
+        }
+        // The whole address packs (names, lengths and record count fit).
+        address::EndpointAddress a{1, 1, records};
+        EXPECT_FALSE(address::pack(a).empty());
+    }
+}
+
+TEST(EndpointWorker, KnownTransportsHaveTheBriefsAddressSizes) {
+    // uct-brief section 3: self 0+8, posix 8+8, sysv 8+8, cma 8+4, tcp/eth0 6+2, lo 18+2.
+    const std::vector<std::pair<std::string, std::pair<size_t, size_t>>> sizes = {
+        {"self", {0, 8}}, {"posix", {8, 8}}, {"sysv", {8, 8}}, {"cma", {8, 4}}};
+    for (const auto &rs : offered_domains()) {
+        Mds mds(rs);
+        auto w = open_worker(mds, rs);
+        ASSERT_TRUE(w);
+        for (const auto &r : w->records()) {
+            for (const auto &[tl, len] : sizes) {
+                if (r.tl != tl) continue;
+                EXPECT_EQ(r.device_addr.size(), len.first) << tl;
+                EXPECT_EQ(r.iface_addr.size(), len.second) << tl;
+            }
+            if (r.tl == "tcp") {
+                EXPECT_EQ(r.iface_addr.size(), 2U);
+            }
+        }
+    }
+}
+
+TEST(EndpointWorker, SharedMemoryNotPermittedSkipsShmTransports) {
+    for (const auto &rs : offered_domains()) {
+        Mds mds(rs);
+        std::unique_ptr<EndpointWorker> w;
+        std::vector<SkippedResource> skipped;
+        WorkerOptions opts;
+        opts.shared_memory = false;
+        size_t shm = 0;
+        for (const Resource *r : rs) shm += r->type == DeviceType::SharedMemory;
+        const ucs_status_t st = EndpointWorker::open(mds, rs, opts, w, skipped);
+        EXPECT_EQ(skipped.size(), shm);
+        if (shm == rs.size()) {
+            EXPECT_EQ(st, UCS_ERR_NO_DEVICE);
+            continue;
+        }
+        ASSERT_EQ(st, UCS_OK);
+        for (const auto &i : w->ifaces()) {
+            EXPECT_NE(i->resource->type, DeviceType::SharedMemory) << i->resource->label();
+        }
+        EXPECT_EQ(w->ifaces().size(), rs.size() - shm);
+    }
+}
+
+TEST(EndpointWorker, NoResourceIsNoDevice) {
+    Mds mds({});
+    std::unique_ptr<EndpointWorker> w;
+    std::vector<SkippedResource> skipped;
+    EXPECT_EQ(EndpointWorker::open(mds, {}, {}, w, skipped), UCS_ERR_NO_DEVICE);
+    EXPECT_FALSE(w);
+}
+
+TEST(EndpointWorker, UnknownResourceIsSkipped) {
+    Resource bogus;
+    bogus.component = "no-such-component";
+    bogus.md = "nothing";
+    bogus.tl = "bogus";
+    bogus.dev = "none";
+    std::vector<const Resource *> rs = {&bogus};
+    Mds mds(rs);  // the bogus md does not open
+    std::unique_ptr<EndpointWorker> w;
+    std::vector<SkippedResource> skipped;
+    EXPECT_EQ(EndpointWorker::open(mds, rs, {}, w, skipped), UCS_ERR_NO_DEVICE);
+    ASSERT_EQ(skipped.size(), 1U);
+    EXPECT_NE(skipped[0].why.find("nothing"), std::string::npos) << skipped[0].why;
+
+    // Next to a good resource it is left out and the rest opens.
+    const auto domains = offered_domains();
+    ASSERT_FALSE(domains.empty());
+    rs.insert(rs.end(), domains[0].begin(), domains[0].end());
+    skipped.clear();
+    Mds all(rs);
+    EXPECT_EQ(EndpointWorker::open(all, rs, {}, w, skipped), UCS_OK);
+    EXPECT_EQ(skipped.size(), 1U);
+    EXPECT_EQ(w->ifaces().size(), domains[0].size());
+    w.reset();  // ifaces close before the memory domains they were opened on
+}
+
+TEST(EndpointWorker, Reachability) {
+    const auto domains = offered_domains();
+    ASSERT_FALSE(domains.empty());
+    const auto &rs = domains[0];
+    Mds mds(rs);
+    auto a = open_worker(mds, rs);
+    auto b = open_worker(mds, rs);
+    ASSERT_TRUE(a && b);
+    // Both workers are opened on the same memory domains, each opened once.
+    std::set<std::string> md_names;
+    for (const Resource *r : rs) md_names.insert(r->md);
+    EXPECT_EQ(mds.size(), md_names.size());
+
+    for (const auto &rec : a->records()) {
+        SCOPED_TRACE(rec.tl);
+        EXPECT_TRUE(a->is_reachable(rec)) << "an iface reaches its own address";
+        // self reaches only itself; every other transport here reaches same-host peers.
+        EXPECT_EQ(b->is_reachable(rec), rec.tl != "self");
+        // Malformed records never reach UCT.
+        auto shorter = rec;
+        if (!shorter.device_addr.empty()) {
+            shorter.device_addr.pop_back();
+            EXPECT_FALSE(b->is_reachable(shorter));
+        }
+        auto longer = rec;
+        longer.iface_addr.push_back(0);
+        EXPECT_FALSE(b->is_reachable(longer));
+        auto other = rec;
+        other.tl = "no_such_tl";
+        EXPECT_FALSE(b->is_reachable(other));
+    }
+}
+
+TEST(EndpointWorker, ProgressArmAndEventFds) {
+    for (const auto &rs : offered_domains()) {
+        Mds mds(rs);
+        auto w = open_worker(mds, rs);
+        ASSERT_TRUE(w);
+        size_t with_fd = 0;
+        for (const auto &i : w->ifaces()) {
+            const bool has_fd = i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD;
+            with_fd += has_fd;
+            EXPECT_EQ(i->event_fd >= 0, has_fd) << i->resource->label();
+            if (i->resource->tl == "self") {
+                EXPECT_EQ(i->arm_events, 0U) << "self has no events and is never armed";
+                EXPECT_LT(i->event_fd, 0);
+            }
+        }
+        EXPECT_EQ(w->event_fds().size(), with_fd);
+        for (int k = 0; k < 10; ++k) w->progress();
+        EXPECT_EQ(w->arm(), UCS_OK) << "an idle worker can sleep";
+    }
+}
+
+}  // namespace
+}  // namespace ufi::transports

@@ -1,0 +1,49 @@
+// Addresses made from a host and a port (fi_av_insertsvc / fi_av_insertsym): a ufi address
+// blob with one "tcp" record whose device and iface addresses are what UCX 1.13's tcp
+// transport reports for a peer listening on that IP and port, so that such an entry needs no
+// address exchange. The uuid and endpoint id are 0: the peer's identity is learned at wireup.
+//
+// UCX 1.13 tcp layouts (verified byte for byte against real tcp ifaces in
+// tests/unit/transports/address_svc_test.cpp):
+//   device address  u8 flags, u8 sa_family, then
+//                   - not loopback: the raw in_addr (4 bytes) or in6_addr (16 bytes);
+//                   - loopback (flags bit 0; 127.0.0.1 or ::1 exactly, as
+//                     ucs_sockaddr_is_inaddr_loopback): uct_iface_local_addr_ns_t, i.e.
+//                     u64 system id (ucs_get_system_id(), bit 63 set when the network
+//                     namespace is not the default one) and u64 namespace inode (0 when default).
+//   iface address   u16 port, network byte order (the iface's listening port).
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ufi::transports::address {
+
+// Device address of UCX 1.13's tcp transport for an AF_INET or AF_INET6 socket address; empty
+// for another family.
+std::vector<uint8_t> tcp_device_address(const sockaddr *sa);
+
+// Iface address of UCX 1.13's tcp transport: the port in network byte order.
+std::vector<uint8_t> tcp_iface_address(uint16_t port_host_order);
+
+// The ufi address blob (transports/address.h) of a tcp-only peer at `sa` (AF_INET/AF_INET6,
+// port taken from it). Empty with *why set for another family.
+std::vector<uint8_t> tcp_peer_address(const sockaddr *sa, std::string *why = nullptr);
+
+// How resolving a node/service pair failed.
+enum class ResolveError {
+    None,
+    BadService,  // not a port number or service name getaddrinfo knows
+    NoAddress,   // the host does not resolve to an IPv4 or IPv6 address
+};
+
+// Resolves node (numeric IPv4/IPv6 or a host name) and service (a port number or service name)
+// with getaddrinfo. Of the results, the first IPv4 address wins, else the first IPv6 one, as
+// UCX's tcp transport prefers (UCX_TCP_AF_PRIO=inet,inet6). *why says why on failure.
+ResolveError resolve(const char *node, const char *service, sockaddr_storage &out,
+                     std::string *why = nullptr);
+
+}  // namespace ufi::transports::address

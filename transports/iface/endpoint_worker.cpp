@@ -1,0 +1,227 @@
+#include "transports/iface/endpoint_worker.h"
+
+#include "runtime/log/log.h"
+
+#include <ucs/async/async_fwd.h>
+
+#include <cstring>
+
+namespace ufi::transports {
+
+namespace {
+
+using ufi::log::Subsys;
+
+// The UCT_EVENT_* bits an iface can be armed for, from its UCT_IFACE_FLAG_EVENT_* flags.
+unsigned arm_events_of(uint64_t event_flags) {
+    unsigned events = 0;
+    if (event_flags & UCT_IFACE_FLAG_EVENT_SEND_COMP) events |= UCT_EVENT_SEND_COMP;
+    if (event_flags & UCT_IFACE_FLAG_EVENT_RECV) events |= UCT_EVENT_RECV;
+    if (event_flags & UCT_IFACE_FLAG_EVENT_RECV_SIG) events |= UCT_EVENT_RECV_SIG;
+    return events;
+}
+
+bool printable_tl_name(const std::string &tl) {
+    if (tl.empty() || tl.size() > address::kMaxTlName) return false;
+    for (char c : tl) {
+        const bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+// Opens one iface; on failure returns false with *why.
+bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &r,
+                const WorkerOptions &options, OpenIface &out, std::string &why) {
+    if (!printable_tl_name(r.tl)) {
+        why = "transport name \"" + r.tl + "\" cannot be encoded in an address";
+        return false;
+    }
+    const std::size_t md_index = mds.find(r.md);
+    if (md_index == SIZE_MAX) {
+        why = "memory domain " + r.md + " is not open in this domain";
+        return false;
+    }
+    const Md &md = mds[md_index].md;
+
+    IfaceConfig config;
+    ucs_status_t status = IfaceConfig::read(md.get(), r.tl.c_str(), config);
+    if (status != UCS_OK) {
+        why = "uct_md_iface_config_read: " + to_string(status);
+        return false;
+    }
+
+    uct_iface_params_t params;
+    std::memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE |
+                        UCT_IFACE_PARAM_FIELD_RX_HEADROOM | UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                        UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS | UCT_IFACE_PARAM_FIELD_FEATURES;
+    params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name = r.tl.c_str();
+    params.mode.device.dev_name = r.dev.c_str();
+    params.rx_headroom = options.rx_headroom;
+    params.err_handler = endpoint_iface_error_handler;
+    params.err_handler_arg = const_cast<Resource *>(&r);
+    // The handler may be called from the async thread (UCP registers it so too); it only logs.
+    params.err_handler_flags = UCT_CB_FLAG_ASYNC;
+    // The same features discovery asked for, so the attributes match what fi_getinfo reported.
+    params.features = UCT_IFACE_FEATURE_AM | UCT_IFACE_FEATURE_PUT | UCT_IFACE_FEATURE_GET |
+                      UCT_IFACE_FEATURE_AMO32 | UCT_IFACE_FEATURE_AMO64;
+
+    status = Iface::open(md, worker, params, config, out.iface);
+    if (status != UCS_OK) {
+        why = "uct_iface_open: " + to_string(status);
+        return false;
+    }
+    std::memset(&out.attr, 0, sizeof(out.attr));
+    status = uct_iface_query(out.iface.get(), &out.attr);
+    if (status != UCS_OK) {
+        why = "uct_iface_query: " + to_string(status);
+        return false;
+    }
+    const uct_iface_attr_t &a = out.attr;
+    if (a.device_addr_len > 255 || a.iface_addr_len > 255) {
+        why = "addresses of " + std::to_string(a.device_addr_len) + "+" +
+              std::to_string(a.iface_addr_len) + " bytes do not fit an address record";
+        return false;
+    }
+    out.device_addr.assign(a.device_addr_len, 0);
+    if (!out.device_addr.empty()) {
+        status = uct_iface_get_device_address(
+            out.iface.get(), reinterpret_cast<uct_device_addr_t *>(out.device_addr.data()));
+        if (status != UCS_OK) {
+            why = "uct_iface_get_device_address: " + to_string(status);
+            return false;
+        }
+    }
+    // Iface addresses exist only for connect-to-iface transports; connect-to-ep ones carry
+    // their device address alone (their endpoint addresses are per connection).
+    if ((a.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) && a.iface_addr_len > 0) {
+        out.iface_addr.assign(a.iface_addr_len, 0);
+        status = uct_iface_get_address(out.iface.get(),
+                                       reinterpret_cast<uct_iface_addr_t *>(out.iface_addr.data()));
+        if (status != UCS_OK) {
+            why = "uct_iface_get_address: " + to_string(status);
+            return false;
+        }
+    }
+    // Never ask an iface without UCT_IFACE_FLAG_EVENT_FD for its fd: on self the op is NULL
+    // (uct-brief section 12). Ifaces with events but no fd (cma) are still armed: arming tells
+    // whether work is queued that only progress can finish.
+    if (a.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD) {
+        status = uct_iface_event_fd_get(out.iface.get(), &out.event_fd);
+        if (status != UCS_OK) {
+            why = "uct_iface_event_fd_get: " + to_string(status);
+            return false;
+        }
+    }
+    out.arm_events = arm_events_of(a.cap.event_flags);
+    // Progress is disabled when an iface is created; without this nothing is received.
+    uct_iface_progress_enable(out.iface.get(), UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    out.resource = &r;
+    return true;
+}
+
+}  // namespace
+
+ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status) {
+    const auto *r = static_cast<const Resource *>(arg);
+    UFI_LOG_DEBUG(Subsys::EpData, "transport {} reports an error on uct ep {}: {}",
+                  r != nullptr ? r->label() : std::string("?"), static_cast<void *>(ep),
+                  to_string(status));
+    return UCS_OK;
+}
+
+ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *const> resources,
+                                  const WorkerOptions &options,
+                                  std::unique_ptr<EndpointWorker> &out,
+                                  std::vector<SkippedResource> &skipped) {
+    std::unique_ptr<EndpointWorker> w(new EndpointWorker());
+    // A helper thread watches the control sockets (tcp accept); data moves only in progress.
+    ucs_status_t status = AsyncContext::create(UCS_ASYNC_MODE_THREAD_SPINLOCK, w->async_);
+    if (status != UCS_OK) return status;
+    // MULTI is rejected by most transports (uct-brief section 9): the owner serializes.
+    status = Worker::create(w->async_, UCS_THREAD_MODE_SERIALIZED, w->worker_);
+    if (status != UCS_OK) return status;
+
+    for (const Resource *r : resources) {
+        if (r == nullptr) continue;
+        if (!options.shared_memory && r->type == DeviceType::SharedMemory) {
+            skipped.push_back(
+                {r, "shared memory is not permitted (FI_OPT_SHARED_MEMORY_PERMITTED)"});
+            continue;
+        }
+        if (w->ifaces_.size() == address::kMaxRecords) {
+            skipped.push_back({r, "an address holds at most " +
+                                      std::to_string(address::kMaxRecords) + " transports"});
+            continue;
+        }
+        auto iface = std::make_unique<OpenIface>();
+        std::string why;
+        if (!open_iface(mds, w->worker_, *r, options, *iface, why)) {
+            skipped.push_back({r, why});
+            continue;  // the partly opened iface closes here, before anything else
+        }
+        if (iface->event_fd >= 0) w->fds_.push_back(iface->event_fd);
+        w->ifaces_.push_back(std::move(iface));
+    }
+    if (w->ifaces_.empty()) return UCS_ERR_NO_DEVICE;
+    out = std::move(w);
+    return UCS_OK;
+}
+
+EndpointWorker::~EndpointWorker() {
+    // Explicit, though it is also the members' reverse order: ifaces before the worker they
+    // live on, the worker before its async context. (The mds belong to the domain.)
+    ifaces_.clear();
+    worker_.reset();
+    async_.reset();
+}
+
+unsigned EndpointWorker::progress() noexcept {
+    __ucs_async_poll_missed(async_.get());
+    return uct_worker_progress(worker_.get());
+}
+
+ucs_status_t EndpointWorker::arm() noexcept {
+    for (const auto &i : ifaces_) {
+        if (i->arm_events == 0) continue;
+        const ucs_status_t status = uct_iface_event_arm(i->iface.get(), i->arm_events);
+        if (status == UCS_OK) continue;
+        if (status != UCS_ERR_BUSY) {
+            UFI_LOG_DEBUG(Subsys::EpData, "uct_iface_event_arm({}): {}", i->resource->label(),
+                          to_string(status));
+        }
+        return UCS_ERR_BUSY;
+    }
+    return UCS_OK;
+}
+
+std::vector<address::TransportRecord> EndpointWorker::records() const {
+    std::vector<address::TransportRecord> out;
+    out.reserve(ifaces_.size());
+    for (const auto &i : ifaces_) out.push_back({i->resource->tl, i->device_addr, i->iface_addr});
+    return out;
+}
+
+bool EndpointWorker::is_reachable(const address::TransportRecord &peer) const noexcept {
+    for (const auto &i : ifaces_) {
+        if (i->resource->tl != peer.tl) continue;
+        if (peer.device_addr.size() != i->attr.device_addr_len) continue;
+        const bool has_iface_addr =
+            (i->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) && i->attr.iface_addr_len > 0;
+        if (peer.iface_addr.size() != (has_iface_addr ? i->attr.iface_addr_len : 0)) continue;
+        // Empty addresses are passed as a valid (zeroed) buffer, never NULL.
+        static const uint8_t kEmpty[8] = {};
+        const uint8_t *dev_bytes = peer.device_addr.empty() ? kEmpty : peer.device_addr.data();
+        const uint8_t *iface_bytes = peer.iface_addr.empty() ? kEmpty : peer.iface_addr.data();
+        const auto *dev = reinterpret_cast<const uct_device_addr_t *>(dev_bytes);
+        const auto *ifa = reinterpret_cast<const uct_iface_addr_t *>(iface_bytes);
+        if (uct_iface_is_reachable(i->iface.get(), dev, ifa)) return true;
+    }
+    return false;
+}
+
+}  // namespace ufi::transports

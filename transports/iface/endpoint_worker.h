@@ -1,0 +1,106 @@
+// An endpoint's whole UCT state: one async context and one SERIALIZED worker (uct-brief
+// sections 2 and 9), and on it one interface per transport resource of the endpoint's domain,
+// each with an error handler installed (section 8), progress enabled (section 1.1) and its
+// device and iface addresses read, which become the endpoint's address records
+// (transports/address.h). The only place that creates workers and ifaces for endpoints.
+//
+// Not thread-safe: UCT workers are not, so the owner serializes every call (progress, arm,
+// reachability, destruction) under its worker lock. Teardown order is the members' order:
+// ifaces, then the mds they were opened on, then the worker, then the async context.
+#pragma once
+
+#include "transports/address.h"
+#include "transports/memory/memory_domains.h"
+#include "transports/resource.h"
+#include "transports/ucx_handles.h"
+
+#include <uct/api/uct.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ufi::transports {
+
+struct WorkerOptions {
+    // false: skip shared-memory transports (posix, sysv, cma, ...; not self), as
+    // FI_OPT_SHARED_MEMORY_PERMITTED=false asks.
+    bool shared_memory = true;
+    // Bytes UCT reserves before the payload of receive descriptors (uct-brief section 4.2).
+    size_t rx_headroom = 0;
+};
+
+// One open interface.
+struct OpenIface {
+    const Resource *resource = nullptr;  // discovery's description of it
+    Iface iface;
+    uct_iface_attr_t attr{};
+    std::vector<uint8_t> device_addr;
+    std::vector<uint8_t> iface_addr;
+    int event_fd = -1;        // UCT_IFACE_FLAG_EVENT_FD transports only
+    unsigned arm_events = 0;  // UCT_EVENT_* bits to arm before sleeping; 0: never armed (self)
+};
+
+// A resource the worker did not open, and why.
+struct SkippedResource {
+    const Resource *resource = nullptr;
+    std::string why;
+};
+
+class EndpointWorker {
+  public:
+    // Creates the async context and worker and opens an iface per resource, in order. A
+    // resource that fails (or is filtered out by `options`) is listed in `skipped` and left
+    // out. UCS_ERR_NO_DEVICE when no iface opened; other errors when the async context or
+    // worker cannot be created.
+    // `mds`: the domain's open memory domains (Domain::memory_domains); they must outlive
+    // the worker (a domain cannot close while its endpoints are open).
+    static ucs_status_t open(const MemoryDomains &mds, std::span<const Resource *const> resources,
+                             const WorkerOptions &options, std::unique_ptr<EndpointWorker> &out,
+                             std::vector<SkippedResource> &skipped);
+
+    EndpointWorker(const EndpointWorker &) = delete;
+    EndpointWorker &operator=(const EndpointWorker &) = delete;
+    ~EndpointWorker();
+
+    // uct_worker_progress plus the async context's missed events (uct-brief section 2).
+    // Returns the number of events processed.
+    unsigned progress() noexcept;
+
+    // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
+    // UCS_ERR_BUSY when work is pending (progress again instead).
+    ucs_status_t arm() noexcept;
+
+    // The event fds of the ifaces that have one (posix, sysv, tcp; never self or cma).
+    std::span<const int> event_fds() const noexcept { return fds_; }
+
+    const std::vector<std::unique_ptr<OpenIface>> &ifaces() const noexcept { return ifaces_; }
+
+    // One address record per open iface, in order.
+    std::vector<address::TransportRecord> records() const;
+
+    // Whether an iface of this worker with the record's transport name reports the peer
+    // reachable (uct_iface_is_reachable). A record whose address lengths differ from the
+    // local iface's is not reachable by that iface (UCT reads fixed lengths, so it is never
+    // given a shorter address).
+    bool is_reachable(const address::TransportRecord &peer) const noexcept;
+
+    uct_worker_h worker() const noexcept { return worker_.get(); }
+
+  private:
+    EndpointWorker() = default;
+
+    AsyncContext async_;
+    Worker worker_;
+    std::vector<std::unique_ptr<OpenIface>> ifaces_;
+    std::vector<int> fds_;
+};
+
+// The error handler every endpoint iface gets: logs and returns UCS_OK, so a peer failure is
+// never fatal (uct-brief section 8); the data path reacts to the failed operations.
+ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status);
+
+}  // namespace ufi::transports
