@@ -37,6 +37,7 @@ int domain_bind(fid_t fid, fid_t bfid, uint64_t flags) {
     }
     runtime::eq::attach(eq);  // fi_close(eq) is -FI_EBUSY while the domain holds it
     d->bound_eq = reinterpret_cast<fid_eq *>(bfid);
+    d->bound_eq_flags = flags;
     return 0;
 }
 

@@ -138,7 +138,10 @@ int do_register(Domain *d, const RegRequest &req, fid_mr **mr) {
     return guarded([&] {
         Mr *m = nullptr;
         const int rc = runtime::mr::register_mr(d, req, &g_mr_fi_ops, &m);
-        if (rc == 0) *mr = m;
+        if (rc == 0) {
+            *mr = m;
+            runtime::mr::post_reg_event(d, m, req.context);
+        }
         return rc;
     });
 }

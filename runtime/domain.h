@@ -57,7 +57,8 @@ struct Domain : fid_domain {
     const transports::MemoryDomains &memory_domains();
 
     std::atomic<int> open_children{0};  // AVs, MRs, CQs, counters, endpoints
-    fid_eq *bound_eq = nullptr;         // fi_domain_bind (FI_REG_MR events, deprecated)
+    fid_eq *bound_eq = nullptr;         // fi_domain_bind (deprecated)
+    uint64_t bound_eq_flags = 0;        // FI_REG_MR: registrations post FI_MR_COMPLETE there
     std::mutex mutex;                   // control-path state of this object
 
     transports::MemoryDomains mds_;

@@ -142,7 +142,9 @@ int insert_common(Av *av, const char *call, size_t count, fi_addr_t *fi_addr, ui
                 if (fi_addr != nullptr) fi_addr[i] = FI_ADDR_NOTAVAIL;
                 if (eq != nullptr) failures.push_back({i, status});
             }
-            if (sync != nullptr) sync[i] = status;
+            // FI_SYNC_ERR: 0 or a fabric errno code, positive as libfabric's providers
+            // write it (and as the err field of FI_EVENT error entries).
+            if (sync != nullptr) sync[i] = -status;
         }
     }
     if (failed != 0) {

@@ -17,9 +17,13 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -87,6 +91,23 @@ std::string hex(uint64_t v) {
     return s;
 }
 
+class ShmBacking;
+
+// Every open shared AV of this process, so that a forked child gets its own hold on each
+// (see ShmBacking::before_fork). The prepare/parent/child handlers of pthread_atfork keep the
+// list consistent across fork.
+struct LiveBackings {
+    std::mutex mutex;
+    std::vector<ShmBacking *> list;
+};
+LiveBackings &live_backings() {
+    static LiveBackings *l = new LiveBackings;  // never destroyed: used by atfork handlers
+    return *l;
+}
+void fork_prepare();
+void fork_parent();
+void fork_child();
+
 class ShmBacking final : public Backing {
   public:
     ShmBacking(std::string dir, std::string base, int fd, TableHeader *h, size_t header_len,
@@ -98,16 +119,60 @@ class ShmBacking final : public Backing {
           ino_(ino) {
         header_ = h;
         shared_ = true;
+        static std::once_flag atfork_once;
+        std::call_once(atfork_once, [] { pthread_atfork(fork_prepare, fork_parent, fork_child); });
+        std::lock_guard<std::mutex> lock(live_backings().mutex);
+        live_backings().list.push_back(this);
     }
 
     ~ShmBacking() override {
-        // The last user turns its shared lock exclusive; everyone else keeps failing to.
-        if (flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+        {
+            std::lock_guard<std::mutex> lock(live_backings().mutex);
+            auto &l = live_backings().list;
+            l.erase(std::remove(l.begin(), l.end(), this), l.end());
+        }
+        // The last user turns its shared lock exclusive; everyone else keeps failing to. A
+        // lock belongs to an open file description, so this is only a count of users when
+        // this process holds its own description (see after_fork).
+        if (own_description_ && flock(fd_, LOCK_EX | LOCK_NB) == 0) {
             std::atomic_ref<uint32_t>(header_->dead).store(1);
             unlink_files(dir_, base_, header_->generation, ino_);
         }
         munmap(header_, header_len_);
         close(fd_);
+    }
+
+    // Around fork. An inherited fd shares the parent's open file description, and a flock
+    // belongs to the description: parent and child could not tell each other apart when
+    // closing (the first to close would think it the last user). So, before fork, the parent
+    // opens the table file again and takes a shared lock on that new description; the child
+    // keeps it as its own hold and the parent closes its copy. Taken before fork, the child's
+    // hold exists before either side can close.
+    void before_fork() noexcept {
+        pending_fd_ = -1;
+        const std::string main = dir_ + "/" + base_;
+        const int fd = open(main.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0) return;
+        struct stat st{};
+        if (fstat(fd, &st) != 0 || st.st_ino != ino_ || flock(fd, LOCK_SH | LOCK_NB) != 0) {
+            close(fd);
+            return;
+        }
+        pending_fd_ = fd;
+    }
+    void after_fork_in_parent() noexcept {
+        if (pending_fd_ >= 0) close(pending_fd_);  // the child's copy keeps the lock
+        pending_fd_ = -1;
+    }
+    void after_fork_in_child() noexcept {
+        if (pending_fd_ >= 0) {
+            close(fd_);  // the parent's description (its lock stays with the parent)
+            fd_ = pending_fd_;
+            own_description_ = true;
+        } else {
+            own_description_ = false;  // could not take a hold: never act as the last user
+        }
+        pending_fd_ = -1;
     }
 
     int create_chunk(ChunkKind kind, uint32_t k, size_t bytes, void *&out) noexcept override {
@@ -184,7 +249,27 @@ class ShmBacking final : public Backing {
     int fd_;
     size_t header_len_;
     ino_t ino_;
+    bool own_description_ = true;
+    int pending_fd_ = -1;
 };
+
+void fork_prepare() {
+    LiveBackings &l = live_backings();
+    l.mutex.lock();
+    for (ShmBacking *b : l.list) b->before_fork();
+}
+
+void fork_parent() {
+    LiveBackings &l = live_backings();
+    for (ShmBacking *b : l.list) b->after_fork_in_parent();
+    l.mutex.unlock();
+}
+
+void fork_child() {
+    LiveBackings &l = live_backings();
+    for (ShmBacking *b : l.list) b->after_fork_in_child();
+    l.mutex.unlock();
+}
 
 struct Ctx {
     const std::string &dir;

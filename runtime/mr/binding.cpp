@@ -2,6 +2,7 @@
 
 #include "runtime/cntr/binding.h"
 #include "runtime/domain.h"
+#include "runtime/fid_cast.h"
 #include "runtime/mr/mr.h"
 #include "runtime/ucs_status.h"
 
@@ -11,15 +12,11 @@
 
 namespace ufi::runtime::mr {
 
-Mr *mr_of(fid_mr *mr) noexcept {
-    if (mr == nullptr || mr->fid.fclass != FI_CLASS_MR) return nullptr;
-    Mr *m = static_cast<Mr *>(mr);
-    return m->desc.magic == MrDesc::kMagic ? m : nullptr;
-}
+Mr *mr_of(fid_mr *mr) noexcept { return mr == nullptr ? nullptr : mr_of(&mr->fid); }
 
 Mr *mr_of(fid_t fid) noexcept {
-    if (fid == nullptr || fid->fclass != FI_CLASS_MR) return nullptr;
-    return mr_of(reinterpret_cast<fid_mr *>(fid));
+    Mr *m = object_of<Mr>(fid, FI_CLASS_MR);  // class and ufi's ops table first
+    return m != nullptr && m->desc.magic == MrDesc::kMagic ? m : nullptr;
 }
 
 Mr *mr_of_desc(void *desc) noexcept {

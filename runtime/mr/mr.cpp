@@ -1,9 +1,11 @@
 #include "runtime/mr/mr.h"
 
+#include "runtime/av/av.h"
 #include "runtime/av/binding.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/domain.h"
 #include "runtime/ep/binding.h"
+#include "runtime/mr/binding.h"
 #include "runtime/eq/binding.h"
 #include "runtime/log/log.h"
 #include "runtime/mr/limits.h"
@@ -78,11 +80,14 @@ bool contains(const Segment &outer, std::uintptr_t addr, std::size_t len) {
     return addr >= outer.addr && addr + len <= outer.addr + outer.len;
 }
 
-void post_reg_event(Domain *domain, Mr *mr, void *context) {
+}  // namespace
+
+// Only an EQ bound with FI_REG_MR receives registration events.
+void post_reg_event(Domain *domain, Mr *mr, void *context) noexcept {
     fid_eq *bound = nullptr;
     {
         std::lock_guard<std::mutex> lock(domain->mutex);
-        bound = domain->bound_eq;
+        if (domain->bound_eq_flags & FI_REG_MR) bound = domain->bound_eq;
     }
     if (bound == nullptr) return;
     eq::Eq *eq = eq::eq_of(bound);
@@ -97,6 +102,8 @@ void post_reg_event(Domain *domain, Mr *mr, void *context) {
             "fi_mr_reg: the FI_MR_COMPLETE event could not be posted to the domain's EQ ({})", rc);
     }
 }
+
+namespace {
 
 // Takes the AV's authorization keys for an enabled MR (FI_AV_AUTH_KEY domains). With
 // FI_AUTH_KEY, only the key named by auth_src_addr is kept.
@@ -267,10 +274,8 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
 
     // Sub-MRs.
     if (req.base_mr != nullptr) {
-        const fid_mr *b = req.base_mr;
-        Mr *base =
-            b->fid.fclass == FI_CLASS_MR ? static_cast<Mr *>(const_cast<fid_mr *>(b)) : nullptr;
-        if (base == nullptr || base->domain != domain || base->desc.magic != MrDesc::kMagic) {
+        Mr *base = mr_of(const_cast<fid_mr *>(req.base_mr));
+        if (base == nullptr || base->domain != domain) {
             UFI_LOG_WARN(Subsys::Mr, "{}: base_mr is not a memory region of this domain", call);
             return -FI_EINVAL;
         }
@@ -335,6 +340,10 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
         if (av == nullptr) {
             UFI_LOG_WARN(Subsys::Mr, "{}: auth_key->av is not an address vector of ufi's", call);
             return -FI_EINVAL;
+        }
+        if (av->domain != domain) {
+            UFI_LOG_WARN(Subsys::Mr, "{}: auth_key->av belongs to another domain", call);
+            return -FI_EDOMAIN;
         }
         mr.auth_av = av;
         mr.auth_src_addr = key.src_addr;
@@ -420,8 +429,14 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     }
     mr->segments = std::move(segs);
 
-    // The key.
-    rc = state->keys.insert(mr.get(), req.requested_key, &mr->table_key);
+    // The key: only regions peers may access need one in the table.
+    mr->in_key_table = (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0;
+    if (mr->in_key_table) {
+        rc = state->keys.insert(mr.get(), req.requested_key, &mr->table_key);
+    } else {
+        mr->table_key = policy.provider_keys ? 0 : req.requested_key;
+        rc = 0;
+    }
     if (rc != 0) {
         if (rc == -FI_ENOKEY) {
             UFI_LOG_WARN(Subsys::Mr, "{}: requested_key {:#x} is already in use in this domain",
@@ -439,7 +454,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     if (!mr->created_disabled) {
         rc = hold_auth_keys(mr.get(), call);
         if (rc != 0) {
-            state->keys.erase(mr->table_key);
+            if (mr->in_key_table) state->keys.erase(mr->table_key);
             return rc;
         }
         mr->enabled.store(true, std::memory_order_release);
@@ -459,8 +474,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     UFI_LOG_DEBUG(Subsys::Mr, "{}: {} segment(s), {} bytes, key {:#x}{}", call, m->segments.size(),
                   m->length, m->table_key,
                   m->created_disabled ? " (disabled until fi_mr_enable)" : "");
-    *out = m;
-    post_reg_event(domain, m, req.context);
+    *out = m;  // the caller writes the application's handle, then posts the event
     return 0;
 }
 
@@ -478,7 +492,7 @@ int close_mr(Mr *mr) noexcept {
         if (mr->base != nullptr) mr->base->sub_mrs.fetch_sub(1, std::memory_order_acq_rel);
     }
     // No lookup finds it after this (erase waits for lookups in progress).
-    state->keys.erase(mr->table_key);
+    if (mr->in_key_table) state->keys.erase(mr->table_key);
     for (const Mr::CounterBinding &b : mr->counters) cntr::detach_mr(b.cntr);
     if (mr->endpoint != nullptr) ep::detach_mr(mr->endpoint);
     release_held_auth_keys(mr);

@@ -61,6 +61,10 @@ struct Mr : fid_mr {
     std::uint64_t reg_flags = 0;  // the registration call's flags
     std::uint64_t table_key =
         0;  // the key in the table (fid_mr::key is FI_KEY_NOTAVAIL under FI_MR_RAW)
+    // Regions without remote access are not in the key table: peers never name them, so
+    // their requested_key is not reserved (fi_mr(3) lets it be ignored), and registering
+    // local buffers with the same key twice works.
+    bool in_key_table = true;
     bool virt_addr = false;   // peers address it by virtual address
     bool single_use = false;  // FI_MR_SINGLE_USE
     std::atomic<bool> consumed{false};
@@ -126,6 +130,11 @@ inline constexpr std::uint64_t kKnownAccess =
 // fi_mr_reg/regv/regattr. `ops` becomes the MR's fid ops. 0 or a negative fi errno; may
 // throw std::bad_alloc (api/ catches it).
 int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out);
+
+// Posts FI_MR_COMPLETE to the domain's EQ when one is bound with FI_REG_MR. Called after the
+// application's `mr` output is written (fi_mr(3): the handle is set before any event for it
+// can be read).
+void post_reg_event(Domain *domain, Mr *mr, void *context) noexcept;
 
 // fi_close: -FI_EBUSY while sub-MRs exist.
 int close_mr(Mr *mr) noexcept;

@@ -270,3 +270,85 @@ TEST(SharedAv, TwoProcessesInsertConcurrently) {
 }
 
 }  // namespace
+
+namespace {
+
+// Inserts one address into `av`; its fi_addr, or FI_ADDR_NOTAVAIL.
+fi_addr_t insert_one(fid_av *av, uint64_t n) {
+    const auto b = make_blob(n);
+    fi_addr_t a = FI_ADDR_NOTAVAIL;
+    return fi_av_insert(av, b.data(), 1, &a, 0, nullptr) == 1 ? a : FI_ADDR_NOTAVAIL;
+}
+
+// A process that forks while it has a named AV open: each side's fi_close counts only
+// itself. A lock belongs to an open file description, which fork shares: without the child
+// taking its own, a child's close looked like the last user and deleted the parent's AV.
+TEST(SharedAv, ForkedChildClosingKeepsTheParentsAv) {
+    const std::string name = unique("fork-child-closes");
+    Ufi u;
+    ASSERT_TRUE(u.open());
+    fid_av *av = open_named(u, name, 0);
+    ASSERT_NE(av, nullptr);
+    const fi_addr_t a = insert_one(av, 7);
+    ASSERT_NE(a, FI_ADDR_NOTAVAIL);
+    ASSERT_TRUE(shm_file_exists(name));
+
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        _exit(fi_close(&av->fid) == 0 ? 0 : 1);  // the inherited handle, closed in the child
+    }
+    ASSERT_EQ(wait_child(pid), 0);
+    EXPECT_TRUE(shm_file_exists(name)) << "the child's close must not delete the parent's AV";
+    // Another opener still finds it, with the entry.
+    fid_av *again = open_named(u, name, FI_READ);
+    ASSERT_NE(again, nullptr);
+    const auto want = make_blob(7);
+    std::vector<uint8_t> got(want.size() + 16);
+    size_t len = got.size();
+    ASSERT_EQ(fi_av_lookup(again, a, got.data(), &len), 0);
+    ASSERT_EQ(len, want.size());
+    EXPECT_EQ(memcmp(got.data(), want.data(), len), 0);
+    EXPECT_EQ(fi_close(&again->fid), 0);
+    EXPECT_EQ(fi_close(&av->fid), 0);
+    EXPECT_FALSE(shm_file_exists(name)) << "the last close removes it";
+}
+
+TEST(SharedAv, ParentClosingFirstLeavesTheChildsAv) {
+    const std::string name = unique("fork-parent-closes");
+    Ufi u;
+    ASSERT_TRUE(u.open());
+    fid_av *av = open_named(u, name, 0);
+    ASSERT_NE(av, nullptr);
+    const fi_addr_t a = insert_one(av, 9);
+    ASSERT_NE(a, FI_ADDR_NOTAVAIL);
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        close(sv[0]);
+        char go = 0;
+        if (!recv_all(sv[1], &go, 1)) _exit(2);  // the parent has closed its handle
+        if (!shm_file_exists(name)) _exit(3);   // still there: the child uses it
+        const auto want = make_blob(9);
+        std::vector<uint8_t> got(want.size());
+        size_t len = got.size();
+        if (fi_av_lookup(av, a, got.data(), &len) != 0 || memcmp(got.data(), want.data(), len) != 0)
+            _exit(4);
+        if (fi_close(&av->fid) != 0) _exit(5);
+        _exit(shm_file_exists(name) ? 6 : 0);  // the child was the last user
+    }
+    close(sv[1]);
+    EXPECT_EQ(fi_close(&av->fid), 0);
+    const char go = 1;
+    ASSERT_TRUE(send_all(sv[0], &go, 1));
+    EXPECT_EQ(wait_child(pid), 0);
+    close(sv[0]);
+    EXPECT_FALSE(shm_file_exists(name));
+}
+
+}  // namespace

@@ -148,7 +148,7 @@ TEST_F(AvTest, MalformedAddressIsRejectedWithItsReason) {
     EXPECT_EQ(status[0], 0);
     for (int i = 1; i < 4; ++i) {
         EXPECT_EQ(out[i], FI_ADDR_NOTAVAIL) << i;
-        EXPECT_EQ(status[i], -FI_EINVAL) << i;
+        EXPECT_EQ(status[i], FI_EINVAL) << i;
     }
 }
 
@@ -264,7 +264,7 @@ TEST_F(AvTest, StringFormat) {
         EXPECT_EQ(w.count(), 1u);
     }
     EXPECT_EQ(out[2], FI_ADDR_NOTAVAIL);
-    EXPECT_EQ(status[2], -FI_EINVAL);
+    EXPECT_EQ(status[2], FI_EINVAL);
     EXPECT_EQ(out[3], 2u);
     // Lookups return the string form, NUL included.
     char buf[512];
@@ -365,6 +365,31 @@ TEST_F(AvTest, OpenFlagUserIds) {
     EXPECT_EQ(fi_av_set_user_id(av, out[1], 1, FI_MORE), -FI_EBADFLAGS);
     EXPECT_EQ(fi_av_set_user_id(av, out[1], 1, FI_AUTH_KEY), -FI_EINVAL) << "not a key handle";
     EXPECT_EQ(w.count(), 3u);
+    // Removed, out-of-range and reserved addresses: -FI_EINVAL, never success or a crash.
+    ASSERT_EQ(fi_av_remove(av, &out[1], 1, 0), 0);
+    for (fi_addr_t bad : {out[1], fi_addr_t{0x7fffffff}, fi_addr_t{0x80000000},
+                          fi_addr_t{0xffffffff}, FI_ADDR_NOTAVAIL, fi_addr_t{1} << 40}) {
+        EXPECT_EQ(fi_av_set_user_id(av, bad, 9, 0), -FI_EINVAL) << std::hex << bad;
+    }
+}
+
+TEST_F(AvTest, Lookup2OfRemovedOrOutOfRangeAddresses) {
+    open_domain();
+    fid_av *av = open_av();
+    const auto blobs = make_blobs(0, 2);
+    fi_addr_t out[2];
+    ASSERT_EQ(fi_av_insert(av, blobs.data(), 2, out, 0, nullptr), 2);
+    ASSERT_EQ(fi_av_remove(av, &out[0], 1, 0), 0);
+    std::vector<uint8_t> buf(256);
+    for (fi_addr_t bad : {out[0], fi_addr_t{5}, fi_addr_t{0x7fffffff}, fi_addr_t{0x80000000},
+                          FI_ADDR_NOTAVAIL}) {
+        size_t len = buf.size();
+        EXPECT_EQ(fi_av_lookup2(av, bad, buf.data(), &len, 0, nullptr), -FI_EINVAL) << std::hex << bad;
+        len = 1;  // even with a buffer too small, an invalid address is -FI_EINVAL
+        EXPECT_EQ(fi_av_lookup2(av, bad, buf.data(), &len, 0, nullptr), -FI_EINVAL) << std::hex << bad;
+    }
+    size_t len = buf.size();
+    EXPECT_EQ(fi_av_lookup2(av, out[1], buf.data(), &len, 0, nullptr), 0) << "the other entry stays";
 }
 
 TEST_F(AvTest, ManyEntriesAcrossChunks) {

@@ -81,7 +81,7 @@ TEST_F(AvKeysTest, AddressesBoundToKeys) {
     EXPECT_EQ(in_out[0], 0u);
     EXPECT_EQ(in_out[1], 1u);
     EXPECT_EQ(in_out[2], FI_ADDR_NOTAVAIL);
-    EXPECT_EQ(status[2], -FI_EINVAL);
+    EXPECT_EQ(status[2], FI_EINVAL);
     // lookup_auth_key works on address entries bound to a key.
     uint8_t buf[8];
     size_t len = sizeof buf;

@@ -146,7 +146,7 @@ TEST_F(AvTest, InsertsvcErrors) {
     WarnCapture w;
     EXPECT_EQ(fi_av_insertsvc(av, "fi_ufi://AAAA", nullptr, &out, FI_SYNC_ERR, &status), 0);
     EXPECT_EQ(out, FI_ADDR_NOTAVAIL);
-    EXPECT_EQ(status, -FI_EINVAL);
+    EXPECT_EQ(status, FI_EINVAL);
     EXPECT_EQ(w.count(), 1u);
 }
 

@@ -504,4 +504,63 @@ TEST_F(MrApi, RegistrationEventOnBoundEq) {
     EXPECT_EQ(fi_close(&eq->fid), 0);
 }
 
+// An EQ bound without FI_REG_MR (for other domain events) receives no registration events.
+TEST_F(MrApi, NoRegistrationEventWithoutFiRegMr) {
+    fid_eq *eq = nullptr;
+    fi_eq_attr eattr{};
+    eattr.size = 2;
+    ASSERT_EQ(fi_eq_open(fabric_, &eattr, &eq, nullptr), 0);
+    ASSERT_EQ(fi_domain_bind(domain_, &eq->fid, 0), 0);
+    fid_mr *mrs[4] = {};
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(fi_mr_reg(domain_, buf_.data() + 64 * i, 64, FI_REMOTE_READ, 0, 70 + i, 0, &mrs[i], nullptr), 0);
+    }
+    uint32_t event = 0;
+    fi_eq_entry entry{};
+    EXPECT_EQ(fi_eq_read(eq, &event, &entry, sizeof entry, 0), -FI_EAGAIN);
+    for (fid_mr *m : mrs) EXPECT_EQ(fi_close(&m->fid), 0);
+    EXPECT_EQ(fi_close(&domain_->fid), 0);
+    domain_ = nullptr;
+    EXPECT_EQ(fi_close(&eq->fid), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// fi_mr(3): the requested key may be ignored for regions used only locally. ufi does not
+// reserve keys for regions without remote access, so applications that register their send
+// and receive buffers with the same key (as many do) succeed; remote regions still get
+// -FI_ENOKEY for a key in use.
+class MrLocalKeys : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_EQ(fi_getinfo(fi_version(), nullptr, nullptr, 0, nullptr, &info_), 0);
+        ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
+        ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+    }
+    void TearDown() override {
+        EXPECT_EQ(fi_close(&domain_->fid), 0);
+        EXPECT_EQ(fi_close(&fabric_->fid), 0);
+        fi_freeinfo(info_);
+    }
+    fi_info *info_ = nullptr;
+    fid_fabric *fabric_ = nullptr;
+    fid_domain *domain_ = nullptr;
+    char buf_[4096] = {};
+};
+
+TEST_F(MrLocalKeys, LocalRegionsDoNotReserveTheirKey) {
+    fid_mr *a = nullptr, *b = nullptr, *r1 = nullptr, *r2 = nullptr;
+    ASSERT_EQ(fi_mr_reg(domain_, buf_, 1024, FI_SEND | FI_RECV, 0, 0, 0, &a, nullptr), 0);
+    ASSERT_EQ(fi_mr_reg(domain_, buf_ + 1024, 1024, FI_SEND | FI_RECV, 0, 0, 0, &b, nullptr), 0)
+        << "a local-only region's key is not reserved";
+    ASSERT_EQ(fi_mr_reg(domain_, buf_ + 2048, 1024, FI_REMOTE_WRITE, 0, 0, 0, &r1, nullptr), 0)
+        << "local regions did not take key 0";
+    EXPECT_EQ(fi_mr_reg(domain_, buf_ + 3072, 1024, FI_REMOTE_READ, 0, 0, 0, &r2, nullptr),
+              -FI_ENOKEY)
+        << "a remote region's key is unique in the domain";
+    for (fid_mr *m : {a, b, r1}) EXPECT_EQ(fi_close(&m->fid), 0);
+}
+
 }  // namespace
