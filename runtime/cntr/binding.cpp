@@ -15,8 +15,7 @@ Cntr *cntr_of(fid_cntr *cntr) noexcept {
 }
 
 Cntr *cntr_of(fid_t fid) noexcept {
-    Cntr *c = object_of<Cntr>(fid, FI_CLASS_CNTR);
-    return c != nullptr && c->is_ufi() ? c : nullptr;
+    return object_of<Cntr>(fid, FI_CLASS_CNTR);  // class and ufi's ops table
 }
 
 int attach_source(Cntr *cntr, const ProgressSource &source) noexcept {

@@ -56,7 +56,6 @@ int Cntr::close() noexcept {
         return -FI_EBUSY;
     }
     domain_->remove_child();
-    magic_ = 0;
     delete this;
     return 0;
 }

@@ -78,7 +78,6 @@ class Cntr : public fid_cntr {
 
     bool counts_bytes() const noexcept { return count_bytes_; }
     wait::Kind wait_kind() const noexcept { return wait_.kind(); }
-    bool is_ufi() const noexcept { return magic_ == kMagic; }
 
   private:
     static constexpr uint32_t kMagic = 0x75666974;  // "ufit"
@@ -88,7 +87,6 @@ class Cntr : public fid_cntr {
 
     void progress() noexcept;
 
-    uint32_t magic_ = kMagic;
     Domain *domain_;
     bool count_bytes_;
     alignas(64) std::atomic<uint64_t> value_{0};

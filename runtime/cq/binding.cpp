@@ -14,8 +14,7 @@ Cq *cq_of(fid_cq *cq) noexcept {
 }
 
 Cq *cq_of(fid_t fid) noexcept {
-    Cq *cq = object_of<Cq>(fid, FI_CLASS_CQ);
-    return cq != nullptr && cq->is_ufi() ? cq : nullptr;
+    return object_of<Cq>(fid, FI_CLASS_CQ);  // class and ufi's ops table
 }
 
 int attach_source(Cq *cq, const ProgressSource &source) noexcept {

@@ -102,7 +102,6 @@ int Cq::close() noexcept {
         }
     }
     domain_->remove_child();
-    magic_ = 0;
     delete this;
     return 0;
 }

@@ -119,7 +119,6 @@ class Cq : public fid_cq {
     bool threshold_cond() const noexcept { return threshold_cond_; }
     uint32_t api_version() const noexcept { return api_version_; }
     Domain *domain() const noexcept { return domain_; }
-    bool is_ufi() const noexcept { return magic_ == kMagic; }
 
   private:
     static constexpr uint32_t kMagic = 0x75666963;  // "ufic"
@@ -144,7 +143,6 @@ class Cq : public fid_cq {
     // Sleeps once (sread): 0 to look again, -FI_EINTR.
     int wait_once(const wait::Deadline &deadline, size_t threshold) noexcept;
 
-    uint32_t magic_ = kMagic;
     Domain *domain_;
     uint32_t api_version_;
     int format_;

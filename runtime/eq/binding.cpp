@@ -15,8 +15,7 @@ Eq *eq_of(fid_eq *eq) noexcept {
 }
 
 Eq *eq_of(fid_t fid) noexcept {
-    Eq *eq = object_of<Eq>(fid, FI_CLASS_EQ);
-    return eq != nullptr && eq->is_ufi() ? eq : nullptr;
+    return object_of<Eq>(fid, FI_CLASS_EQ);  // class and ufi's ops table
 }
 
 void attach(Eq *eq) noexcept {

@@ -58,7 +58,6 @@ int Eq::close() noexcept {
         return -FI_EBUSY;
     }
     fabric_->open_children.fetch_sub(1);
-    magic_ = 0;
     delete this;
     return 0;
 }

@@ -79,7 +79,6 @@ class Eq : public fid_eq {
     bool writable() const noexcept { return writable_; }
     size_t capacity() const noexcept { return capacity_; }
     uint32_t api_version() const noexcept { return api_version_; }
-    bool is_ufi() const noexcept { return magic_ == kMagic; }
 
   private:
     static constexpr uint32_t kMagic = 0x75666965;  // "ufie"
@@ -99,7 +98,6 @@ class Eq : public fid_eq {
     ssize_t read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept;
     void settle_fd_locked() noexcept;
 
-    uint32_t magic_ = kMagic;
     Fabric *fabric_;
     uint32_t api_version_;
     bool writable_;
