@@ -85,8 +85,7 @@ int av_insert(fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr, u
         return bad("fi_av_insert", "count exceeds INT_MAX, the most one call can report");
     }
     if (av->str_format) {
-        return runtime::av::insert_str(av, static_cast<const char *const *>(addr), count, fi_addr,
-                                       flags, context);
+        return runtime::av::insert_str(av, addr, count, fi_addr, flags, context);
     }
     return runtime::av::insert_ucx(av, addr, count, fi_addr, flags, context);
 }

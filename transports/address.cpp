@@ -1,5 +1,7 @@
 #include "transports/address.h"
 
+#include "transports/checksum.h"
+
 #include <cstdio>
 #include <cstring>
 
@@ -40,25 +42,35 @@ template <typename OnRecord>
 size_t walk(const void *blob, size_t len, std::string *why, OnRecord &&on_record) {
     const auto *p = static_cast<const uint8_t *>(blob);
     if (p == nullptr) return fail(why, "address is NULL"), 0;
-    if (len < kHeaderSize) return fail(why, "address of " + std::to_string(len) + " bytes is shorter than the 16-byte header"), 0;
+    if (len < kHeaderSize) return fail(why, "address of " + std::to_string(len) + " bytes is shorter than the " + std::to_string(kHeaderSize) + "-byte header"), 0;
     if (p[0] != kMagic0 || p[1] != kMagic1) return fail(why, "not a ufi address (bad magic)"), 0;
-    if (p[2] != kVersion) return fail(why, "ufi address version " + std::to_string(p[2]) + " is not supported (this ufi reads version 1)"), 0;
+    if (p[2] != kVersion) return fail(why, "ufi address version " + std::to_string(p[2]) + " is not supported (this ufi reads version " + std::to_string(kVersion) + ")"), 0;
     const size_t count = p[3];
     if (count == 0 || count > kMaxRecords) return fail(why, "address has " + std::to_string(count) + " transport records (1 to 32 allowed)"), 0;
+    const auto past_end = [&](size_t r) {
+        return fail(why, "record " + std::to_string(r) + " runs past the address's " + std::to_string(len) + " bytes"), size_t{0};
+    };
     size_t off = kHeaderSize;
     for (size_t r = 0; r < count; ++r) {
-        if (off + 1 > len) return fail(why, "truncated record " + std::to_string(r)), 0;
+        if (off + 1 > len) return past_end(r);
         const size_t tl_len = p[off];
         if (tl_len == 0 || tl_len > kMaxTlName) return fail(why, "record " + std::to_string(r) + ": transport name of " + std::to_string(tl_len) + " bytes"), 0;
-        if (off + 1 + tl_len + 2 > len) return fail(why, "truncated record " + std::to_string(r)), 0;
+        if (off + 1 + tl_len + 2 > len) return past_end(r);
         if (!printable_name(p + off + 1, tl_len)) return fail(why, "record " + std::to_string(r) + ": transport name is not printable"), 0;
         const size_t dev_len = p[off + 1 + tl_len];
         const size_t iface_len = p[off + 2 + tl_len];
         const size_t body = off + 3 + tl_len;
-        if (body + dev_len + iface_len > len) return fail(why, "truncated record " + std::to_string(r)), 0;
+        if (body + dev_len + iface_len > len) return past_end(r);
         on_record(p + off + 1, tl_len, p + body, dev_len, p + body + dev_len, iface_len);
         off = body + dev_len + iface_len;
     }
+    // What follows the last record is padding, and padding is zeros: anything else is a
+    // damaged or foreign address, not one to guess at.
+    for (size_t i = off; i < len; ++i) {
+        if (p[i] != 0) return fail(why, "byte " + std::to_string(i) + " after the last record is not zero padding"), 0;
+    }
+    if (get_le(p + kChecksumOffset, 4) != fnv1a_skipping({p, off}, kChecksumOffset))
+        return fail(why, "checksum mismatch: the address was altered or cut short"), 0;
     return off;
 }
 
@@ -77,6 +89,7 @@ std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why) {
     b.push_back(static_cast<uint8_t>(addr.records.size()));
     put_u64(b, addr.uuid);
     put_u32(b, addr.endpoint_id);
+    put_u32(b, 0);  // checksum, once the records are in
     for (const auto &r : addr.records) {
         if (r.tl.empty() || r.tl.size() > kMaxTlName ||
             !printable_name(reinterpret_cast<const uint8_t *>(r.tl.data()), r.tl.size()) ||
@@ -91,6 +104,8 @@ std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why) {
         b.insert(b.end(), r.device_addr.begin(), r.device_addr.end());
         b.insert(b.end(), r.iface_addr.begin(), r.iface_addr.end());
     }
+    const uint32_t sum = fnv1a_skipping(b, kChecksumOffset);
+    for (int i = 0; i < 4; ++i) b[kChecksumOffset + static_cast<size_t>(i)] = static_cast<uint8_t>(sum >> (8 * i));
     return b;
 }
 
@@ -105,10 +120,6 @@ bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why
         a.records.push_back(std::move(r));
     });
     if (size == 0) return false;
-    if (size != len) {
-        fail(why, "address has " + std::to_string(len - size) + " bytes after its last record");
-        return false;
-    }
     const auto *p = static_cast<const uint8_t *>(blob);
     a.uuid = get_le(p + 4, 8);
     a.endpoint_id = static_cast<uint32_t>(get_le(p + 12, 4));
@@ -116,17 +127,28 @@ bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why
     return true;
 }
 
-bool is_valid(const void *blob, size_t len, std::string *why) {
-    const size_t size = walk(blob, len, why, [](auto...) {});
-    if (size == 0) return false;
-    if (size != len) {
-        fail(why, "address has " + std::to_string(len - size) + " bytes after its last record");
-        return false;
-    }
-    return true;
+bool is_valid(const void *blob, size_t len, std::string *why) { return content_size(blob, len, why) != 0; }
+
+size_t content_size(const void *blob, size_t len, std::string *why) { return walk(blob, len, why, [](auto...) {}); }
+
+size_t record_bound(const Resource &r) {
+    return 3 + r.tl.size() + r.device_addr_len + r.iface_addr_len;
 }
 
-size_t blob_size(const void *blob, size_t max_len) { return walk(blob, max_len, nullptr, [](auto...) {}); }
+size_t fixed_size(std::span<const Resource *const> resources) {
+    size_t n = kHeaderSize;
+    for (const Resource *r : resources) n += record_bound(*r);
+    return (n + 7) & ~size_t{7};
+}
+
+bool pad(std::vector<uint8_t> &blob, size_t size, std::string *why) {
+    if (blob.size() > size) {
+        fail(why, "an address of " + std::to_string(blob.size()) + " bytes does not fit the domain's " + std::to_string(size) + "-byte addresses");
+        return false;
+    }
+    blob.resize(size, 0);
+    return true;
+}
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -198,7 +220,11 @@ bool from_string(std::string_view text, std::vector<uint8_t> &blob, std::string 
         fail(why, "fi_ufi:// address is not valid base64url");
         return false;
     }
-    return is_valid(blob.data(), blob.size(), why);
+    // Strings carry the records alone; a padded one is accepted and trimmed.
+    const size_t n = content_size(blob.data(), blob.size(), why);
+    if (n == 0) return false;
+    blob.resize(n);
+    return true;
 }
 
 std::string describe(const EndpointAddress &addr) {

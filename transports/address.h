@@ -4,27 +4,41 @@
 // (transport name, device address, iface address), as uct-brief section 3 describes.
 // Endpoint (connect-to-ep) addresses never appear here: they exist only per connection.
 //
-// Binary layout, little-endian, no padding:
-//   0  u8[2] magic "uf"        2  u8 version (1)      3  u8 record count (1..32)
-//   4  u64 uuid                12 u32 endpoint id
-//   16 records: u8 tl_len, tl name (1..15 printable chars), u8 dev_len, u8 iface_len,
+// Binary layout, little-endian, no alignment padding:
+//   0  u8[2] magic "uf"        2  u8 version (2)      3  u8 record count (1..32)
+//   4  u64 uuid                12 u32 endpoint id     16 u32 checksum (transports/checksum.h:
+//                                                        FNV-1a of header and records, this
+//                                                        field counted as zeros)
+//   20 records: u8 tl_len, tl name (1..15 printable chars), u8 dev_len, u8 iface_len,
 //               device address bytes, iface address bytes
-// The blob is exactly as long as its records say: a truncated or padded blob is invalid.
+//   then zero bytes up to the domain's fixed address length
+// The checksum makes a flipped byte, or an address cut short and padded with zeros, an
+// invalid address rather than a different one.
+//
+// Fixed length: libfabric programs pack addresses back to back with the addrlen fi_getname
+// reports, and fi_av_insert / fi_av_straddr get no length, so every address of a domain is
+// exactly fixed_size() bytes: the records (their size varies with the transports an endpoint
+// opened) padded with zeros. Parsing never reads past the length it is given; a record that
+// runs past it, or a non-zero byte after the last record, makes the address invalid.
 //
 // Printable form (FI_ADDR_STR): "fi_ufi://" followed by the blob in base64url without
 // padding, so addresses survive string key-value stores, environment variables and logs.
 #pragma once
 
+#include "transports/resource.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ufi::transports::address {
 
-inline constexpr uint8_t kVersion = 1;
-inline constexpr size_t kHeaderSize = 16;
+inline constexpr uint8_t kVersion = 2;
+inline constexpr size_t kHeaderSize = 20;
+inline constexpr size_t kChecksumOffset = 16;
 inline constexpr size_t kMaxRecords = 32;
 inline constexpr size_t kMaxTlName = 15;
 inline constexpr std::string_view kStringPrefix = "fi_ufi://";
@@ -43,19 +57,31 @@ struct EndpointAddress {
     bool operator==(const EndpointAddress &) const = default;
 };
 
-// The blob; empty when `addr` cannot be encoded (no record, too many, a name or address
-// too long), with *why set.
+// The most bytes one transport record of `r` takes (its device and iface address lengths
+// as uct_iface_query reports them).
+size_t record_bound(const Resource &r);
+
+// A domain's fixed address length: the header and a record for every resource, rounded up to
+// 8 bytes (so arrays of addresses keep 8-byte alignment).
+size_t fixed_size(std::span<const Resource *const> resources);
+
+// The blob, unpadded; empty when `addr` cannot be encoded (no record, too many, a name or
+// address too long), with *why set.
 std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why = nullptr);
 
-// Parses and validates a blob; false with *why (e.g. "truncated record 2") when malformed.
+// Pads an unpadded blob with zeros to `size` bytes; false with *why when it is longer.
+bool pad(std::vector<uint8_t> &blob, size_t size, std::string *why = nullptr);
+
+// Parses and validates the `len` bytes at `blob` (records, then zero padding); false with *why
+// (e.g. "record 2 runs past the address's 96 bytes") when malformed. Reads at most `len` bytes.
 bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why = nullptr);
 
 // Just the validation, without building the result.
 bool is_valid(const void *blob, size_t len, std::string *why = nullptr);
 
-// Size of the blob that starts at `blob`, read from its header and records, or 0 when it is
-// malformed. Lets callers find where an address ends in a buffer.
-size_t blob_size(const void *blob, size_t max_len);
+// The size of the records (the blob without its padding) of the valid address in the `len`
+// bytes at `blob`; 0 with *why when they do not hold a valid address.
+size_t content_size(const void *blob, size_t len, std::string *why = nullptr);
 
 // "fi_ufi://<base64url>" for a blob (any bytes; the caller validates).
 std::string to_string(const void *blob, size_t len);

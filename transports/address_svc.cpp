@@ -11,11 +11,13 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <string_view>
 
 namespace ufi::transports::address {
 
 namespace {
 
+constexpr size_t kMaxServiceLength = 255;  // longer than any /etc/services name
 constexpr uint8_t kFlagLoopback = 1;               // UCT_TCP_DEVICE_ADDR_FLAG_LOOPBACK
 constexpr uint64_t kLocalAddrFlagNs = 1ULL << 63;  // UCT_IFACE_LOCAL_ADDR_FLAG_NS
 // UCS's default network namespace inode (UCS_PROCESS_NS_NET_DFLT): a process whose
@@ -83,20 +85,49 @@ std::vector<uint8_t> tcp_peer_address(const sockaddr *sa, std::string *why) {
     return pack(a, why);
 }
 
+bool parse_service(const char *service, bool allow_zero, uint16_t &port, std::string *why) {
+    const auto fail = [&](const std::string &text) {
+        if (why != nullptr) *why = text;
+        return false;
+    };
+    if (service == nullptr) return fail("service is NULL");
+    const std::string_view s(service, strnlen(service, kMaxServiceLength + 1));
+    if (s.empty()) return fail("service is an empty string");
+    if (s.size() > kMaxServiceLength) return fail("service is longer than " + std::to_string(kMaxServiceLength) + " characters");
+    if (s.find_first_not_of("0123456789") == std::string_view::npos) {
+        // Decimal, refused past 65535 rather than wrapped (getaddrinfo truncates 70000 to 4464).
+        unsigned long v = 0;
+        for (char c : s) {
+            v = v * 10 + static_cast<unsigned long>(c - '0');
+            if (v > 65535) return fail("service \"" + std::string(s) + "\" is beyond the largest port, 65535");
+        }
+        if (v == 0 && !allow_zero) return fail("service \"" + std::string(s) + "\" is port 0, which no peer listens on");
+        port = static_cast<uint16_t>(v);
+        return true;
+    }
+    servent entry;
+    servent *found = nullptr;
+    char buf[1024];
+    if (getservbyname_r(std::string(s).c_str(), "tcp", &entry, buf, sizeof buf, &found) != 0 || found == nullptr) {
+        return fail("service \"" + std::string(s) + "\" is neither a port number (1-65535) nor a tcp service name of /etc/services");
+    }
+    port = ntohs(static_cast<uint16_t>(found->s_port));
+    return true;
+}
+
 ResolveError resolve(const char *node, const char *service, sockaddr_storage &out,
                      std::string *why) {
+    uint16_t port = 0;
+    if (!parse_service(service, false, port, why)) return ResolveError::BadService;
     addrinfo hints;
     std::memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo *res = nullptr;
-    const int rc = getaddrinfo(node, service, &hints, &res);
+    const int rc = getaddrinfo(node, nullptr, &hints, &res);
     if (rc != 0) {
-        if (why != nullptr) {
-            *why = std::string("getaddrinfo(") + (node ? node : "NULL") + ", " +
-                   (service ? service : "NULL") + "): " + gai_strerror(rc);
-        }
-        return rc == EAI_SERVICE ? ResolveError::BadService : ResolveError::NoAddress;
+        if (why != nullptr) *why = std::string("getaddrinfo(") + (node ? node : "NULL") + "): " + gai_strerror(rc);
+        return ResolveError::NoAddress;
     }
     const addrinfo *pick = nullptr;
     for (const addrinfo *ai = res; ai != nullptr; ai = ai->ai_next) {
@@ -115,6 +146,8 @@ ResolveError resolve(const char *node, const char *service, sockaddr_storage &ou
     std::memset(&out, 0, sizeof out);
     std::memcpy(&out, pick->ai_addr, pick->ai_addrlen);
     freeaddrinfo(res);
+    if (out.ss_family == AF_INET) reinterpret_cast<sockaddr_in *>(&out)->sin_port = htons(port);
+    else reinterpret_cast<sockaddr_in6 *>(&out)->sin6_port = htons(port);
     return ResolveError::None;
 }
 

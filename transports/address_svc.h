@@ -33,6 +33,12 @@ std::vector<uint8_t> tcp_iface_address(uint16_t port_host_order);
 // port taken from it). Empty with *why set for another family.
 std::vector<uint8_t> tcp_peer_address(const sockaddr *sa, std::string *why = nullptr);
 
+// A service as ufi reads it (fi_getinfo, fi_av_insertsvc, fi_av_insertsym's first port): a
+// decimal port number 1..65535 (0 too when `allow_zero`: a source address asking for any
+// port), or a name /etc/services knows for tcp ("http"). Empty strings, signs, spaces and
+// numbers beyond 65535 are refused, never truncated. false with *why.
+bool parse_service(const char *service, bool allow_zero, uint16_t &port, std::string *why = nullptr);
+
 // How resolving a node/service pair failed.
 enum class ResolveError {
     None,
@@ -40,8 +46,8 @@ enum class ResolveError {
     NoAddress,   // the host does not resolve to an IPv4 or IPv6 address
 };
 
-// Resolves node (numeric IPv4/IPv6 or a host name) and service (a port number or service name)
-// with getaddrinfo. Of the results, the first IPv4 address wins, else the first IPv6 one, as
+// Resolves node (numeric IPv4/IPv6 or a host name) with getaddrinfo and service with
+// parse_service (port 0 refused). Of the results, the first IPv4 address wins, else the first IPv6 one, as
 // UCX's tcp transport prefers (UCX_TCP_AF_PRIO=inet,inet6). *why says why on failure.
 ResolveError resolve(const char *node, const char *service, sockaddr_storage &out,
                      std::string *why = nullptr);

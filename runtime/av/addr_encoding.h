@@ -34,6 +34,16 @@ constexpr bool is_canonical(fi_addr_t a) {
 constexpr bool is_key_handle(fi_addr_t a) {
     return (a & kKeyTag) != 0;
 }
+// The high bits an AV with `rx_ctx_bits` gives a meaning: fi_rx_addr's receive-context index in
+// the top rx_ctx_bits bits. ufi offers no peer groups (max_group_id 0), so no other high bit
+// means anything.
+constexpr uint64_t rx_ctx_mask(int rx_ctx_bits) {
+    return rx_ctx_bits <= 0 ? 0 : ~0ULL << (64 - rx_ctx_bits);
+}
+// The bits of `a` that mean nothing to such an AV (0 when `a` is well formed).
+constexpr uint64_t meaningless_bits(fi_addr_t a, int rx_ctx_bits) {
+    return a & ~kLowMask & ~rx_ctx_mask(rx_ctx_bits);
+}
 constexpr uint64_t slot_of(fi_addr_t a) {
     return a & kIndexMask;
 }
@@ -46,6 +56,9 @@ constexpr fi_addr_t key_handle(uint64_t slot) {
 }
 
 static_assert(is_key_handle(FI_ADDR_NOTAVAIL));
+static_assert(meaningless_bits(1ULL << 32, 0) == 1ULL << 32);
+static_assert(meaningless_bits(1ULL << 63 | 5, 1) == 0);
+static_assert(meaningless_bits(~0ULL, 32) == 0);
 static_assert(slot_of(FI_ADDR_NOTAVAIL) == kIndexMask);
 
 }  // namespace ufi::runtime::av::encoding

@@ -47,6 +47,37 @@ void copy_truncated(const void *src, size_t n, void *buf, size_t *len) {
     *len = n;
 }
 
+// As copy_truncated, for `n` bytes of `src` followed by zeros up to `total` (an address padded
+// to the domain's length) without building the padded copy.
+void copy_padded(const void *src, size_t n, size_t total, void *buf, size_t *len) {
+    if (buf != nullptr && *len > 0) {
+        const size_t out = std::min(total, *len);
+        const size_t data = std::min(n, out);
+        std::memcpy(buf, src, data);
+        std::memset(static_cast<uint8_t *>(buf) + data, 0, out - data);
+    }
+    *len = total;
+}
+
+// A caller's AV name for a log line: the first 64 bytes, then how long it really is.
+std::string loggable_name(const char *name) {
+    constexpr size_t kShown = 64;
+    const size_t n = strnlen(name, kShown + 1);
+    if (n <= kShown) return name;
+    return std::string(name, kShown) + "... (" + std::to_string(std::strlen(name)) + " bytes)";
+}
+
+// -FI_EINVAL, with a WARN line, for an fi_addr_t with bits the AV gives no meaning.
+int check_meaningful(const Av *av, const char *call, fi_addr_t addr) {
+    const uint64_t extra = encoding::meaningless_bits(addr, av->rx_ctx_bits);
+    if (extra == 0) return 0;
+    UFI_LOG_WARN(Subsys::Av,
+                 "{}: fi_addr {:#x} sets bits {:#x}, which mean nothing to this AV (rx_ctx_bits "
+                 "{}; ufi has no peer groups)",
+                 call, addr, extra, av->rx_ctx_bits);
+    return -FI_EINVAL;
+}
+
 }  // namespace
 
 int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops_av *av_ops,
@@ -91,7 +122,8 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
             const int rc = open_shm_backing(dir.empty() ? "/dev/shm" : dir, attr->name,
                                             (flags & FI_READ) != 0, g, backing, created, &why);
             if (rc != 0) {
-                UFI_LOG_WARN(Subsys::Av, "fi_av_open: attr->name \"{}\": {}", attr->name, why);
+                UFI_LOG_WARN(Subsys::Av, "fi_av_open: attr->name \"{}\": {}",
+                             loggable_name(attr->name), why);
                 return rc;
             }
         } else {
@@ -106,6 +138,7 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
         av->fid.ops = ops;
         av->ops = av_ops;
         av->str_format = domain->info != nullptr && domain->info->addr_format == FI_ADDR_STR;
+        av->addr_len = domain->offer.addr_len;
         av->type =
             type == FI_AV_UNSPEC ? (domain->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE) : type;
         av->rx_ctx_bits = attr->rx_ctx_bits;
@@ -123,7 +156,8 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
         UFI_LOG_INFO(Subsys::Av, "AV opened: {}{}{}, count hint {}, rx_ctx_bits {}, flags {:#x}",
                      type_name(av->type),
                      named ? (created ? ", created shared AV " : ", joined shared AV ") : "",
-                     named ? av->name : std::string(), attr->count, attr->rx_ctx_bits, flags);
+                     named ? loggable_name(attr->name) : std::string(), attr->count,
+                     attr->rx_ctx_bits, flags);
         *out = av;
         return 0;
     } catch (const std::bad_alloc &) {
@@ -250,6 +284,7 @@ int remove(Av *av, const fi_addr_t *fi_addr, size_t count, uint64_t flags) noexc
 int lookup(Av *av, fi_addr_t addr, void *buf, size_t *len, bool exact) noexcept {
     try {
         const char *call = exact ? "fi_av_lookup2" : "fi_av_lookup";
+        if (int rc = check_meaningful(av, call, addr); rc != 0) return rc;
         const fi_addr_t low = encoding::low(addr);
         if (encoding::is_key_handle(low)) {
             UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} is {}", call, addr,
@@ -267,19 +302,23 @@ int lookup(Av *av, fi_addr_t addr, void *buf, size_t *len, bool exact) noexcept 
             UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no inserted address", call, addr);
             return -FI_EINVAL;
         }
-        std::string text;
-        const void *src = v.blob;
-        size_t needed = v.len;
         if (av->str_format) {
-            text = address::to_string(v.blob, v.len);
-            src = text.c_str();
-            needed = text.size() + 1;
+            const std::string text = address::to_string(v.blob, v.len);
+            if (exact && *len < text.size() + 1) {
+                *len = text.size() + 1;
+                return -FI_ETOOSMALL;
+            }
+            copy_truncated(text.c_str(), text.size() + 1, buf, len);
+            return 0;
         }
+        // The domain's fixed length (an entry another process's domain inserted into a named
+        // AV may be longer: then its own length).
+        const size_t needed = std::max<size_t>(v.len, av->addr_len);
         if (exact && *len < needed) {
             *len = needed;
             return -FI_ETOOSMALL;
         }
-        copy_truncated(src, needed, buf, len);
+        copy_padded(v.blob, v.len, needed, buf, len);
         return 0;
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
@@ -291,18 +330,25 @@ const char *straddr(const Av *av, const void *addr, char *buf, size_t *len) noex
         std::string text;
         std::string why;
         if (av->str_format) {
+            // A string of at most the domain's longest address string (its NUL within it).
+            const size_t max = address::kStringPrefix.size() + (av->addr_len * 4 + 2) / 3;
             const char *s = static_cast<const char *>(addr);
-            const size_t n = strnlen(s, 4 * kMaxBlobSize);
+            const size_t n = strnlen(s, max + 1);
             std::vector<uint8_t> blob;
+            if (n > max) {
+                UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr has no NUL within {} characters",
+                             max);
+                return nullptr;
+            }
             if (!address::from_string(std::string_view(s, n), blob, &why)) {
                 UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr is not a ufi address: {}", why);
                 return nullptr;
             }
             text.assign(s, n);
         } else {
-            const size_t n = address::blob_size(addr, kMaxBlobSize);
+            // Exactly the domain's address length: nothing past it is read.
+            const size_t n = address::content_size(addr, av->addr_len, &why);
             if (n == 0) {
-                address::is_valid(addr, kMaxBlobSize, &why);
                 UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr is not a ufi address: {}", why);
                 return nullptr;
             }
@@ -361,6 +407,7 @@ int lookup_auth_key(Av *av, fi_addr_t addr, void *buf, size_t *size) noexcept {
                      "holds no keys");
         return -FI_EINVAL;
     }
+    if (int rc = check_meaningful(av, "fi_av_lookup_auth_key", addr); rc != 0) return rc;
     const fi_addr_t low = encoding::low(addr);
     Table::Guard guard(*av->table);
     if (!guard.ok()) return -FI_EOTHER;
@@ -461,6 +508,7 @@ void release_auth_keys(Av *av, const std::vector<fi_addr_t> &keys) noexcept {
 }
 
 int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept {
+    if (encoding::meaningless_bits(addr, av->rx_ctx_bits) != 0) return -FI_EINVAL;
     const fi_addr_t low = encoding::low(addr);
     if (encoding::is_key_handle(low)) return -FI_EINVAL;
     const uint64_t index = encoding::slot_of(low);

@@ -33,8 +33,6 @@ inline constexpr uint64_t kOpenFlags = FI_EVENT | FI_READ | FI_SYMMETRIC | FI_AV
 // Flags the insert calls accept.
 inline constexpr uint64_t kInsertFlags =
     FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID | FI_AUTH_KEY | FI_FIREWALL_ADDR;
-// The largest address blob (32 records of 15-byte names and 255-byte addresses).
-inline constexpr size_t kMaxBlobSize = 16 + 32 * (1 + 15 + 2 + 255 + 255);
 
 class Av : public fid_av {
   public:
@@ -45,6 +43,7 @@ class Av : public fid_av {
     Domain *domain;
     std::unique_ptr<Table> table;
     bool str_format = false;  // the domain's addr_format is FI_ADDR_STR
+    size_t addr_len = 0;      // the domain's fixed address length (DomainOffer::addr_len)
     int type = FI_AV_TABLE;   // as reported (FI_AV_MAP behaves as FI_AV_TABLE)
     int rx_ctx_bits = 0;
     uint64_t open_flags = 0;
@@ -74,12 +73,14 @@ int close_av(Av *av) noexcept;
 // fi_av_bind(eq): -FI_EINVAL when `eq` is not a ufi EQ or one is bound already.
 int bind_eq(Av *av, fid_t eq) noexcept;
 
-// Insertion. fi_addr (may be NULL) is output, and input first with FI_AV_USER_ID / FI_AUTH_KEY;
+// Insertion. FI_ADDR_UCX addresses are addr_len bytes each, end to end. fi_addr (may be NULL) is output, and input first with FI_AV_USER_ID / FI_AUTH_KEY;
 // with FI_SYNC_ERR, context is an int array of per-address status. Returns the number inserted
 // (0 when FI_EVENT: the EQ reports), or a negative error when nothing was attempted.
 int insert_ucx(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept;
-int insert_str(Av *av, const char *const *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+// FI_ADDR_STR: `addr` is an array of count string pointers, or count NUL-terminated strings
+// stored back to back (both layouts are in use; see insert.cpp).
+int insert_str(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept;
 int insert_svc(Av *av, const char *node, const char *service, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept;

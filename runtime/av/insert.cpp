@@ -217,24 +217,16 @@ int insert_built(Av *av, const char *call, std::vector<Built> &items, fi_addr_t 
 int insert_ucx(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept {
     try {
-        const auto *p = static_cast<const uint8_t *>(addr);
-        bool broken = false;
+        // Addresses are the domain's fixed length, laid end to end: entry i is judged on its
+        // own addr_len bytes, and no byte past count * addr_len is read.
+        const auto *base = static_cast<const uint8_t *>(addr);
+        const size_t stride = av->addr_len;
         return insert_common(
-            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t, std::string &why) {
-                if (broken) {
-                    why = "it follows a malformed address, so where it starts is unknown";
-                    return Item{nullptr, 0, -FI_EINVAL};
-                }
-                // Blobs are variable-length and laid end to end: each one's header says its size.
-                const size_t n = address::blob_size(p, kMaxBlobSize);
-                if (n == 0) {
-                    address::is_valid(p, kMaxBlobSize, &why);
-                    broken = true;
-                    return Item{nullptr, 0, -FI_EINVAL};
-                }
-                Item it{p, static_cast<uint32_t>(n), 0};
-                p += n;
-                return it;
+            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t i, std::string &why) {
+                const uint8_t *p = base + i * stride;
+                const size_t n = address::content_size(p, stride, &why);
+                if (n == 0) return Item{nullptr, 0, -FI_EINVAL};
+                return Item{p, static_cast<uint32_t>(n), 0};
             });
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
@@ -243,22 +235,69 @@ int insert_ucx(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint6
     }
 }
 
-int insert_str(Av *av, const char *const *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+namespace {
+
+// The longest "fi_ufi://" string of an address of `addr_len` bytes (without its NUL).
+size_t max_string_length(size_t addr_len) {
+    return address::kStringPrefix.size() + (addr_len * 4 + 2) / 3;
+}
+
+// One FI_ADDR_STR string of at most `max` characters, decoded into `scratch`.
+Item decode_string(const char *s, size_t max, size_t addr_len, std::vector<uint8_t> &scratch,
+                   std::string &why) {
+    const size_t n = strnlen(s, max + 1);
+    if (n > max) {
+        why = "no NUL within " + std::to_string(max) +
+              " characters, the longest address string of this domain";
+        return Item{nullptr, 0, -FI_EINVAL};
+    }
+    if (!address::from_string(std::string_view(s, n), scratch, &why))
+        return Item{nullptr, 0, -FI_EINVAL};
+    if (scratch.size() > addr_len) {
+        why = "its address of " + std::to_string(scratch.size()) +
+              " bytes is longer than this domain's " + std::to_string(addr_len) +
+              "-byte addresses (peers must select the same transports)";
+        return Item{nullptr, 0, -FI_EINVAL};
+    }
+    return Item{scratch.data(), static_cast<uint32_t>(scratch.size()), 0};
+}
+
+}  // namespace
+
+int insert_str(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept {
     try {
         std::vector<uint8_t> scratch;
+        const size_t max = max_string_length(av->addr_len);
+        // fi_av(3) says "an array of strings (char **)"; libfabric's shm provider reads
+        // NUL-terminated strings stored back to back (ofiwg/libfabric#11292), and programs use
+        // both. A pointer's bytes never spell "fi_ufi:/" (it is no canonical user address), so
+        // the first bytes tell the layouts apart. strncmp stops at the first difference: it
+        // reads no more of a short string than it holds.
+        const auto *raw = static_cast<const char *>(addr);
+        if (std::strncmp(raw, address::kStringPrefix.data(), 8) != 0) {
+            const auto *strings = static_cast<const char *const *>(addr);
+            return insert_common(av, "fi_av_insert", count, fi_addr, flags, context,
+                                 [&](size_t i, std::string &why) {
+                                     const char *s = strings[i];
+                                     if (s == nullptr) {
+                                         why = "addr[" + std::to_string(i) + "] is NULL";
+                                         return Item{nullptr, 0, -FI_EINVAL};
+                                     }
+                                     return decode_string(s, max, av->addr_len, scratch, why);
+                                 });
+        }
+        const char *next = raw;  // nullptr once a string without NUL hides where the rest start
         return insert_common(
-            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t i, std::string &why) {
-                const char *s = addr[i];
-                if (s == nullptr) {
-                    why = "addr[" + std::to_string(i) + "] is NULL";
+            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t, std::string &why) {
+                if (next == nullptr) {
+                    why = "it follows a string with no NUL, so where it starts is unknown";
                     return Item{nullptr, 0, -FI_EINVAL};
                 }
-                const size_t n =
-                    strnlen(s, address::kStringPrefix.size() + 4 * kMaxBlobSize / 3 + 4);
-                if (!address::from_string(std::string_view(s, n), scratch, &why))
-                    return Item{nullptr, 0, -FI_EINVAL};
-                return Item{scratch.data(), static_cast<uint32_t>(scratch.size()), 0};
+                const char *s = next;
+                const size_t n = strnlen(s, max + 1);
+                next = n > max ? nullptr : s + n + 1;
+                return decode_string(s, max, av->addr_len, scratch, why);
             });
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
@@ -279,10 +318,9 @@ int insert_svc(Av *av, const char *node, const char *service, fi_addr_t *fi_addr
                     "fi_av_insertsvc: service must be NULL when node is an FI_ADDR_STR address");
                 return -FI_EINVAL;
             }
-            if (!address::from_string(n.substr(0, 4 * kMaxBlobSize), items[0].blob,
-                                      &items[0].why)) {
-                items[0].status = -FI_EINVAL;
-            }
+            const Item it = decode_string(node, max_string_length(av->addr_len), av->addr_len,
+                                          items[0].blob, items[0].why);
+            items[0].status = it.status;
         } else {
             if (service == nullptr) {
                 UFI_LOG_WARN(
@@ -291,13 +329,10 @@ int insert_svc(Av *av, const char *node, const char *service, fi_addr_t *fi_addr
                     "fi_ufi:// address)");
                 return -FI_EINVAL;
             }
-            sockaddr_storage ss;
+            uint16_t port = 0;
             std::string why;
-            if (address::resolve(nullptr, service, ss, &why) == address::ResolveError::BadService) {
-                UFI_LOG_WARN(
-                    Subsys::Av,
-                    "fi_av_insertsvc: service \"{}\" is not a port number or known service: {}",
-                    service, why);
+            if (!address::parse_service(service, false, port, &why)) {
+                UFI_LOG_WARN(Subsys::Av, "fi_av_insertsvc: {}", why);
                 return -FI_EINVAL;
             }
             items[0] = build_from_service(node, service);

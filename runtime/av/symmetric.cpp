@@ -1,5 +1,6 @@
 // fi_av_insertsym's address ranges: node and service sequences as fi_av(3) describes them.
 #include "runtime/av/av.h"
+#include "transports/address_svc.h"
 
 #include <rdma/fi_errno.h>
 
@@ -13,18 +14,6 @@
 namespace ufi::runtime::av {
 
 namespace {
-
-bool parse_port(const char *s, unsigned &port) {
-    if (s == nullptr || *s == '\0') return false;
-    unsigned long v = 0;
-    for (const char *p = s; *p != '\0'; ++p) {
-        if (!std::isdigit(static_cast<unsigned char>(*p))) return false;
-        v = v * 10 + static_cast<unsigned>(*p - '0');
-        if (v > 65535) return false;
-    }
-    port = static_cast<unsigned>(v);
-    return true;
-}
 
 // Adds `n` to a 16-byte big-endian number; false on overflow.
 bool add_be128(uint8_t *b, uint64_t n) {
@@ -50,9 +39,13 @@ int expand_symmetric(const char *node, size_t nodecnt, const char *service, size
     if (nodecnt == 0 || svccnt == 0) return fail("nodecnt and svccnt must be at least 1");
     if (nodecnt > INT_MAX / svccnt)
         return fail("nodecnt x svccnt exceeds the number of addresses one call can insert");
-    unsigned port = 0;
-    if (!parse_port(service, port))
-        return fail(std::string("service \"") + service + "\" is not a port number (0-65535)");
+    if (std::strspn(service, "0123456789") != std::strlen(service))
+        return fail(std::string("service \"") + service +
+                    "\" is not a port number (a range of ports is counted up from a number)");
+    uint16_t first_port = 0;
+    std::string bad;
+    if (!transports::address::parse_service(service, false, first_port, &bad)) return fail(bad);
+    const unsigned port = first_port;
     if (port + (svccnt - 1) > 65535)
         return fail("service range " + std::to_string(port) + " + " + std::to_string(svccnt) +
                     " goes beyond port 65535");

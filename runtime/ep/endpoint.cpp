@@ -493,6 +493,12 @@ int Endpoint::enable() noexcept {
             return -FI_EOTHER;
         }
         std::string text = address::to_string(blob.data(), blob.size());
+        // fi_getname hands out the domain's fixed length (records, then zero padding).
+        if (!address::pad(blob, domain_->offer.addr_len, &why)) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: {}", why);
+            undo();
+            return -FI_EOTHER;
+        }
 
         held_auth_keys_ = std::move(keys);
         address_ = std::move(addr);

@@ -132,7 +132,8 @@ class Endpoint : public fid_ep {
     uint64_t rx_op_flags() const noexcept { return rx_op_flags_; }
     const std::vector<uint8_t> &auth_key() const noexcept { return auth_key_; }
     const std::vector<fi_addr_t> &held_auth_keys() const noexcept { return held_auth_keys_; }
-    // The address blob and its parsed form; empty before fi_enable.
+    // The address blob (padded to the domain's addr_len) and its parsed form; empty before
+    // fi_enable.
     const std::vector<uint8_t> &address_blob() const noexcept { return blob_; }
     const transports::address::EndpointAddress &address() const noexcept { return address_; }
     // The identity fi_setname gave the endpoint, if any.

@@ -23,6 +23,9 @@ struct DomainOffer {
     size_t max_msg_size = 0;
     size_t iov_limit = 0;
     size_t rma_iov_limit = 0;
+    // Every address of the domain is this long (transports/address.h: records, zero padding):
+    // fi_getname's addrlen and the stride of fi_av_insert's address array.
+    size_t addr_len = 0;
 };
 
 }  // namespace ufi::runtime::info

@@ -2,6 +2,7 @@
 
 #include "runtime/info/capabilities.h"
 #include "runtime/log/log.h"
+#include "transports/address.h"
 #include "transports/discovery.h"
 #include "transports/selection_config.h"
 #include "transports/topology.h"
@@ -48,9 +49,11 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     size_t inject = std::numeric_limits<size_t>::max();
     size_t iov = std::numeric_limits<size_t>::max();
     size_t rma_iov = std::numeric_limits<size_t>::max();
+    std::vector<const transports::Resource *> chosen;
     for (size_t idx : choice.resources) {
         if (idx >= resources.size()) continue;
         const transports::Resource &r = resources[idx];
+        chosen.push_back(&r);
         inject = std::min(inject, inject_of(r));
         if (r.has(UCT_IFACE_FLAG_AM_ZCOPY) && r.limits.am.max_iov > 0) {
             iov = std::min(iov, r.limits.am.max_iov);
@@ -69,6 +72,7 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     offer.max_msg_size = static_cast<size_t>(SSIZE_MAX);
     offer.iov_limit = iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : iov;
     offer.rma_iov_limit = rma_iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : rma_iov;
+    offer.addr_len = transports::address::fixed_size(chosen);
     return offer;
 }
 

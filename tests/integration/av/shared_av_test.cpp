@@ -4,7 +4,9 @@
 // address). Processes coordinate over a socketpair; every wait is bounded (poll timeouts and
 // alarm()).
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
 #include <gtest/gtest.h>
@@ -24,14 +26,20 @@ namespace {
 
 constexpr int kTimeoutMs = 20000;
 
+// The domain's address length, as an application learns it: fi_getname of an endpoint
+// (every address of a domain has that length). Set by Ufi::open.
+size_t g_addr_len = 0;
+
 // A ufi address blob (transports/address.h layout), written independently of ufi's code:
-// "uf", version 1, record count, u64 uuid, u32 endpoint id, then records
-// (u8 name length, name, u8 device length, u8 iface length, device bytes, iface bytes).
+// "uf", version 2, record count, u64 uuid, u32 endpoint id, u32 checksum, then records
+// (u8 name length, name, u8 device length, u8 iface length, device bytes, iface bytes),
+// then zeros up to the domain's address length.
 std::vector<uint8_t> make_blob(uint64_t n) {
-    std::vector<uint8_t> b = {'u', 'f', 1, 2};
+    std::vector<uint8_t> b = {'u', 'f', 2, 2};
     for (int i = 0; i < 8; ++i)
         b.push_back(static_cast<uint8_t>((n | 0x4200000000000000ULL) >> (8 * i)));
     for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(n >> (8 * i)));
+    for (int i = 0; i < 4; ++i) b.push_back(0);  // checksum, below
     const std::string posix = "posix";
     b.push_back(static_cast<uint8_t>(posix.size()));
     b.insert(b.end(), posix.begin(), posix.end());
@@ -45,6 +53,11 @@ std::vector<uint8_t> make_blob(uint64_t n) {
     b.push_back(static_cast<uint8_t>(6 + extra));
     b.push_back(2);
     for (size_t i = 0; i < 8 + extra; ++i) b.push_back(static_cast<uint8_t>(n >> i));
+    // The checksum at 16: FNV-1a 32 over header and records, the field itself as zeros.
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < b.size(); ++i) h = (h ^ (i >= 16 && i < 20 ? 0 : b[i])) * 16777619u;
+    for (int i = 0; i < 4; ++i) b[16 + i] = static_cast<uint8_t>(h >> (8 * i));
+    if (b.size() < g_addr_len) b.resize(g_addr_len, 0);
     return b;
 }
 
@@ -79,7 +92,27 @@ struct Ufi {
     bool open() {
         return fi_getinfo(fi_version(), nullptr, nullptr, 0, nullptr, &info) == 0 &&
                fi_fabric(info->fabric_attr, &fabric, nullptr) == 0 &&
-               fi_domain(fabric, info, &domain, nullptr) == 0;
+               fi_domain(fabric, info, &domain, nullptr) == 0 && learn_addr_len();
+    }
+    // fi_getname's length for an enabled endpoint of this domain.
+    bool learn_addr_len() {
+        fi_av_attr av_attr{};
+        fi_cq_attr cq_attr{};
+        fid_av *av = nullptr;
+        fid_cq *cq = nullptr;
+        fid_ep *ep = nullptr;
+        bool ok = fi_av_open(domain, &av_attr, &av, nullptr) == 0 &&
+                  fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0 &&
+                  fi_endpoint(domain, info, &ep, nullptr) == 0 &&
+                  fi_ep_bind(ep, &av->fid, 0) == 0 &&
+                  fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) == 0 && fi_enable(ep) == 0;
+        size_t len = 0;
+        ok = ok && fi_getname(&ep->fid, nullptr, &len) == -FI_ETOOSMALL && len > 0;
+        if (ok) g_addr_len = len;
+        if (ep) fi_close(&ep->fid);
+        if (cq) fi_close(&cq->fid);
+        if (av) fi_close(&av->fid);
+        return ok;
     }
     ~Ufi() {
         if (domain) fi_close(&domain->fid);

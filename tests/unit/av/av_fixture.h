@@ -2,6 +2,7 @@
 // without FI_AV_AUTH_KEY), synthetic ufi addresses, and WARN-line counting.
 #pragma once
 
+#include "runtime/domain.h"
 #include "runtime/log/testing.h"
 #include "transports/address.h"
 
@@ -30,7 +31,24 @@ struct DomainOptions {
     int av_type = FI_AV_UNSPEC;
 };
 
-// A realistic address: posix (8+8), tcp (6+2), self (0+8) records, distinct per `n`.
+// The open domain's fixed address length (the stride of fi_av_insert's array), set by
+// AvTest::open_domain; 0 outside a domain (then blobs are left unpadded).
+inline size_t g_addr_len = 0;
+
+// A blob padded to g_addr_len, as fi_getname hands addresses out.
+inline std::vector<uint8_t> padded(std::vector<uint8_t> b) {
+    if (b.size() < g_addr_len) b.resize(g_addr_len, 0);
+    return b;
+}
+
+// The address's records without their padding (what its fi_ufi:// string encodes).
+inline std::vector<uint8_t> trimmed(std::vector<uint8_t> b) {
+    b.resize(address::content_size(b.data(), b.size()));
+    return b;
+}
+
+// A realistic address: posix (8+8), tcp (6+2), self (0+8) records, distinct per `n`, padded
+// to the domain's address length.
 inline std::vector<uint8_t> make_blob(uint64_t n, int records = 3) {
     address::EndpointAddress a;
     a.uuid = 0x1000000000000000ULL + n;
@@ -49,17 +67,18 @@ inline std::vector<uint8_t> make_blob(uint64_t n, int records = 3) {
     if (records >= 3) a.records.push_back({"self", {}, b8});
     for (int r = 3; r < records; ++r)
         a.records.push_back({"rc_mlx5", std::vector<uint8_t>(r, 1), b8});
-    return address::pack(a);
+    return padded(address::pack(a));
 }
 
-// Blobs of addresses first..first+count-1, laid end to end (as fi_av_insert takes them).
+// Addresses first..first+count-1, each padded to the domain's address length, laid end to end
+// (as fi_av_insert takes them). Their record counts vary, so their contents differ in length;
+// *sizes gets each one's content length.
 inline std::vector<uint8_t> make_blobs(uint64_t first, size_t count,
                                        std::vector<size_t> *sizes = nullptr) {
     std::vector<uint8_t> all;
     for (size_t i = 0; i < count; ++i) {
-        // Vary the record count so the blobs have different lengths.
         const auto b = make_blob(first + i, 1 + static_cast<int>((first + i) % 3));
-        if (sizes) sizes->push_back(b.size());
+        if (sizes) sizes->push_back(address::content_size(b.data(), b.size()));
         all.insert(all.end(), b.begin(), b.end());
     }
     return all;
@@ -113,6 +132,7 @@ class AvTest : public ::testing::Test {
         domain_ = nullptr;
         fabric_ = nullptr;
         info_ = nullptr;
+        g_addr_len = 0;
     }
 
     void open_domain(const DomainOptions &o = {}) {
@@ -125,7 +145,10 @@ class AvTest : public ::testing::Test {
         if (o.auth_keys) info_->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
         ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
         ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0) << "auth keys: " << o.auth_keys;
+        g_addr_len = static_cast<runtime::Domain *>(domain_)->offer.addr_len;
+        ASSERT_GE(g_addr_len, address::kHeaderSize);
     }
+    size_t addr_len() const { return g_addr_len; }
 
     // Opens an AV that TearDown closes.
     fid_av *open_av(fi_av_attr attr = {}, void *context = nullptr) {

@@ -96,7 +96,10 @@ class AvFuzzTest : public AvTest {
             std::vector<const char *> ptrs;
             for (size_t i = 0; i < count; ++i) {
                 blobs.push_back(random_blob());
-                laid.insert(laid.end(), blobs.back().begin(), blobs.back().end());
+                // Each entry takes exactly the domain's address length: cut or zero-extended.
+                std::vector<uint8_t> entry = blobs.back();
+                entry.resize(addr_len(), 0);
+                laid.insert(laid.end(), entry.begin(), entry.end());
                 if (rng_() % 3 == 0) {
                     strs.push_back("fi_ufi://" +
                                    std::string(rng_() % 40, static_cast<char>('A' + rng_() % 60)));
@@ -104,8 +107,10 @@ class AvFuzzTest : public AvTest {
                     strs.push_back(address::to_string(blobs.back().data(), blobs.back().size()));
                 }
             }
-            // Whatever the blobs claim, reads stay inside the allocation.
-            laid.resize(laid.size() + runtime::av::kMaxBlobSize, 0);
+            // No slack after the last entry: whatever the blobs claim, a read past
+            // count * addr_len bytes is a heap overflow ASan reports.
+            std::vector<uint8_t> exact(laid.begin(), laid.end());
+            laid.swap(exact);
             for (auto &s : strs) ptrs.push_back(s.c_str());
             if (rng_() % 10 == 0) ptrs[0] = nullptr;
             std::vector<fi_addr_t> addrs(count);

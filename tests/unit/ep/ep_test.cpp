@@ -377,6 +377,38 @@ TEST_F(EpTest, GetnameTruncates) {
     EXPECT_EQ(fi_getname(&ep->fid, nullptr, &len), -FI_EINVAL);
 }
 
+// fi_getname gives every endpoint of a domain the same, fixed length (its records padded with
+// zeros), so names packed back to back with that stride go into fi_av_insert as they are.
+TEST_F(EpTest, NamesHaveTheDomainsFixedLengthAndPackBackToBack) {
+    fid_ep *a = enabled_ep();
+    UFI_NEED(a, "fi_av_open");
+    fid_ep *b = enabled_ep();
+    const auto na = name_of(a);
+    const auto nb = name_of(b);
+    const size_t fixed = static_cast<runtime::Domain *>(domain_)->offer.addr_len;
+    ASSERT_EQ(na.size(), fixed);
+    ASSERT_EQ(nb.size(), fixed);
+    EXPECT_EQ(fixed % 8, 0u);
+    const size_t content = address::content_size(na.data(), na.size());
+    ASSERT_GT(content, 0u);
+    for (size_t i = content; i < na.size(); ++i) ASSERT_EQ(na[i], 0) << "zero padding at " << i;
+
+    std::vector<uint8_t> packed(na);
+    packed.insert(packed.end(), nb.begin(), nb.end());
+    fid_av *av = open_av();
+    fi_addr_t out[2] = {};
+    ASSERT_EQ(fi_av_insert(av, packed.data(), 2, out, 0, nullptr), 2);
+    std::vector<uint8_t> back(fixed);
+    size_t len = back.size();
+    ASSERT_EQ(fi_av_lookup(av, out[1], back.data(), &len), 0);
+    EXPECT_EQ(len, fixed);
+    EXPECT_EQ(back, nb);
+    char text[512];
+    len = sizeof text;
+    ASSERT_NE(fi_av_straddr(av, na.data(), text, &len), nullptr);
+    EXPECT_EQ(std::string(text), address::to_string(na.data(), content));
+}
+
 TEST_F(EpTest, TwoEndpointsHaveDifferentIdentities) {
     fid_ep *a = enabled_ep();
     UFI_NEED(a, "fi_av_open");
@@ -496,7 +528,10 @@ TEST_F(EpTest, SetnameAdoptsAnIdentity) {
         << "a live endpoint has that id";
     std::vector<uint8_t> junk(old_name.size(), 0x55);
     EXPECT_EQ(fi_setname(&other->fid, junk.data(), junk.size()), -FI_EINVAL);
-    std::vector<uint8_t> truncated(old_name.begin(), old_name.end() - 1);
+    // Cut into its last record (cutting only padding leaves the same, valid address).
+    const size_t content = address::content_size(old_name.data(), old_name.size());
+    ASSERT_GT(content, 0u);
+    std::vector<uint8_t> truncated(old_name.begin(), old_name.begin() + static_cast<long>(content) - 1);
     EXPECT_EQ(fi_setname(&other->fid, truncated.data(), truncated.size()), -FI_EINVAL);
     EXPECT_EQ(fi_setname(&other->fid, nullptr, 4), -FI_EINVAL);
     EXPECT_EQ(fi_setname(&first->fid, const_cast<uint8_t *>(old_name.data()), old_name.size()),
@@ -729,7 +764,11 @@ TEST_F(EpStrTest, GetnameReturnsTheString) {
     EXPECT_EQ(s.rfind("fi_ufi://", 0), 0U) << s;
     std::vector<uint8_t> blob;
     ASSERT_TRUE(address::from_string(s.c_str(), blob));
-    EXPECT_EQ(blob, ep_object(ep)->address_blob());
+    const auto &padded = ep_object(ep)->address_blob();
+    EXPECT_EQ(blob, std::vector<uint8_t>(padded.begin(),
+                                         padded.begin() + static_cast<long>(blob.size())))
+        << "the string carries the records, without the binary form's padding";
+    EXPECT_EQ(address::content_size(padded.data(), padded.size()), blob.size());
 
     char small[12];
     len = sizeof small;

@@ -1,9 +1,11 @@
 // The endpoint address blob: round trips, the printable form, and rejection of every kind
 // of malformed input (fuzzed), never a crash.
 #include "transports/address.h"
+#include "transports/checksum.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 namespace ufi::transports::address {
@@ -29,7 +31,7 @@ TEST(Address, RoundTrip) {
     ASSERT_TRUE(unpack(blob.data(), blob.size(), b, &why)) << why;
     EXPECT_EQ(a, b);
     EXPECT_TRUE(is_valid(blob.data(), blob.size()));
-    EXPECT_EQ(blob_size(blob.data(), blob.size() + 100), blob.size());
+    EXPECT_EQ(content_size(blob.data(), blob.size()), blob.size());
     EXPECT_NE(describe(b).find("posix, self, tcp"), std::string::npos) << describe(b);
 }
 
@@ -84,16 +86,54 @@ TEST(Address, RejectsMalformed) {
     bad = good;
     bad[3] = 4;  // one record more than present
     EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why));
-    EXPECT_NE(why.find("truncated"), std::string::npos);
+    EXPECT_NE(why.find("runs past the address's"), std::string::npos) << why;
     bad = good;
     bad.push_back(0);
-    EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why)) << "trailing bytes";
+    EXPECT_TRUE(unpack(bad.data(), bad.size(), out, &why)) << "a zero byte is padding: " << why;
+    bad.push_back(7);
+    EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why)) << "padding is zeros";
+    EXPECT_NE(why.find("is not zero padding"), std::string::npos) << why;
     bad = good;
     bad[kHeaderSize + 1] = '!';  // transport name not printable
     EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why));
     for (size_t len = 0; len < good.size(); ++len) {
         EXPECT_FALSE(is_valid(good.data(), len)) << "every truncation is invalid: " << len;
     }
+}
+
+TEST(Address, FixedSizePadsAndBoundsEveryRead) {
+    const auto good = pack(sample());
+    const size_t fixed = (good.size() + 7 + 8) & ~size_t{7};
+    auto padded = good;
+    ASSERT_TRUE(pad(padded, fixed));
+    EXPECT_EQ(padded.size(), fixed);
+    EXPECT_EQ(content_size(padded.data(), padded.size()), good.size());
+    auto too_long = good;
+    std::string why;
+    EXPECT_FALSE(pad(too_long, good.size() - 1, &why));
+    EXPECT_NE(why.find("does not fit"), std::string::npos) << why;
+
+    // Every truncation of the padded address: only those that keep all records parse, and
+    // none reads a byte past the length given (ASan sees the heap copy's end).
+    for (size_t len = 0; len <= padded.size(); ++len) {
+        std::vector<uint8_t> exact(padded.begin(), padded.begin() + static_cast<long>(len));
+        EXPECT_EQ(is_valid(exact.data(), exact.size()), len >= good.size()) << len;
+    }
+}
+
+TEST(Address, FixedSizeOfResources) {
+    Resource posix, tcp;
+    posix.tl = "posix";
+    posix.device_addr_len = 8;
+    posix.iface_addr_len = 8;
+    tcp.tl = "tcp";
+    tcp.device_addr_len = 18;
+    tcp.iface_addr_len = 2;
+    EXPECT_EQ(record_bound(posix), 3 + 5 + 16u);
+    const Resource *both[] = {&posix, &tcp};
+    const size_t raw = kHeaderSize + (3 + 5 + 16) + (3 + 3 + 20);
+    EXPECT_EQ(fixed_size(both), (raw + 7) & ~size_t{7});
+    EXPECT_EQ(fixed_size(both) % 8, 0u);
 }
 
 TEST(Address, PackRejectsWhatCannotBeEncoded) {
@@ -108,6 +148,39 @@ TEST(Address, PackRejectsWhatCannotBeEncoded) {
     a = sample();
     a.records.resize(33, a.records[0]);
     EXPECT_TRUE(pack(a).empty());
+}
+
+// Recomputes a blob's checksum over all of it (as a forger would).
+void reseal(std::vector<uint8_t> &b) {
+    size_t content = b.size();
+    while (content > kHeaderSize && b[content - 1] == 0) --content;
+    const uint32_t sum = fnv1a_skipping({b.data(), content}, kChecksumOffset);
+    for (int i = 0; i < 4; ++i) b[kChecksumOffset + i] = static_cast<uint8_t>(sum >> (8 * i));
+}
+
+TEST(Address, ChecksumCatchesEveryByteChange) {
+    const auto good = pack(sample());
+    for (size_t i = 0; i < good.size(); ++i) {
+        for (int bit = 0; bit < 8; ++bit) {
+            auto bad = good;
+            bad[i] ^= static_cast<uint8_t>(1u << bit);
+            EXPECT_FALSE(is_valid(bad.data(), bad.size())) << "byte " << i << " bit " << bit;
+        }
+    }
+    // Cut short and padded with zeros (an application that copied too few bytes).
+    for (size_t keep = 0; keep < good.size(); ++keep) {
+        if (good[keep] == 0 && std::all_of(good.begin() + static_cast<long>(keep), good.end(),
+                                           [](uint8_t b) { return b == 0; }))
+            continue;  // nothing was actually cut
+        auto cut = good;
+        std::fill(cut.begin() + static_cast<long>(keep), cut.end(), 0);
+        EXPECT_FALSE(is_valid(cut.data(), cut.size())) << "kept " << keep;
+    }
+    std::string why;
+    auto bad = good;
+    bad[good.size() - 1] ^= 1;
+    EXPECT_FALSE(is_valid(bad.data(), bad.size(), &why));
+    EXPECT_NE(why.find("checksum"), std::string::npos) << why;
 }
 
 // Random bytes and random mutations of a valid blob: a clear error, never a crash
@@ -131,13 +204,18 @@ TEST(Address, Fuzz) {
             const int flips = 1 + static_cast<int>(rng() % 4);
             for (int f = 0; f < flips; ++f) buf[rng() % buf.size()] = static_cast<uint8_t>(rng());
             if (rng() % 3 == 0) buf.resize(rng() % (buf.size() + 8));
+            // Half the time, re-seal the checksum so the structure checks get exercised.
+            if (iter % 4 == 1 && buf.size() >= kHeaderSize) reseal(buf);
         }
         EndpointAddress out;
         std::string why;
         const bool ok = unpack(buf.data(), buf.size(), out, &why);
         if (ok) {
             ++accepted;
-            EXPECT_EQ(pack(out), buf) << "what unpacks, packs back identically";
+            auto repacked = pack(out);
+            EXPECT_EQ(repacked.size(), content_size(buf.data(), buf.size()));
+            ASSERT_TRUE(pad(repacked, buf.size()));
+            EXPECT_EQ(repacked, buf) << "what unpacks, packs back identically (with its padding)";
         } else {
             EXPECT_FALSE(why.empty());
         }
@@ -145,6 +223,9 @@ TEST(Address, Fuzz) {
         const std::string s = to_string(buf.data(), buf.size());
         std::vector<uint8_t> back;
         EXPECT_EQ(from_string(s, back), ok);
+        if (ok) {
+            EXPECT_EQ(back.size(), content_size(buf.data(), buf.size())) << "strings trim padding";
+        }
     }
     EXPECT_GT(accepted, 0) << "mutations that keep the structure are accepted";
 }
