@@ -44,8 +44,9 @@ int make_heap_backing(const layout::Geometry &g, std::unique_ptr<Backing> &out) 
 // holds a shared flock on its file; the process whose close finds no other holder unlinks every
 // file, and an opener that finds a table no live process holds (its users died) deletes it and
 // starts afresh. Errors: -FI_ENOENT (read_only and it does not exist), -FI_EACCES (permissions),
-// -FI_EINVAL (a bad name, or a file that is not a ufi AV of this layout), -FI_ENOMEM, -FI_EOTHER;
-// *why says which. *created tells whether this call made it.
+// -FI_EINVAL (a bad name, or a file that is not a ufi AV of this layout), -FI_EBUSY (another
+// process kept the file locked exclusively for UFI_AV_SHM_LOCK_TIMEOUT ms; *why names it), -FI_ENOMEM, -FI_EOTHER;
+// *why says which, and never repeats the name (the caller logs it, shortened). *created tells whether this call made it.
 int open_shm_backing(const std::string &dir, const std::string &name, bool read_only,
                      const layout::Geometry &g, std::unique_ptr<Backing> &out, bool &created,
                      std::string *why) noexcept;

@@ -9,12 +9,14 @@
 // existing file finds a table whose users all died, and deletes it the same way. Chunk files
 // carry the table's random generation in their name, so a new table never meets an old one's.
 #include "runtime/av/backing.h"
+#include "runtime/config/config.h"
 #include "runtime/log/log.h"
 
 #include <rdma/fi_errno.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/sysmacros.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <pthread.h>
@@ -27,8 +29,10 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
+#include <thread>
 
 namespace ufi::runtime::av {
 
@@ -306,21 +310,78 @@ TableHeader *map_header(int fd, const std::string &path, size_t &len, std::strin
 }
 
 // A table no live process holds: mark it dead and delete its files. We hold its exclusive lock.
-void remove_stale(int fd, const Ctx &c) {
+// false (with *why) when the file is not a table at all: a foreign file is left alone.
+bool remove_stale(int fd, const Ctx &c) {
     struct stat st;
-    if (fstat(fd, &st) != 0) return;
+    if (fstat(fd, &st) != 0) {
+        say(c.why, "cannot stat " + c.main + ": " + errno_text(errno));
+        return false;
+    }
     size_t len = 0;
-    TableHeader *h = map_header(fd, c.main, len, nullptr);
-    if (h != nullptr) {
-        std::atomic_ref<uint32_t>(h->dead).store(1);
-        UFI_LOG_INFO(log::Subsys::Av,
-                     "shared AV {}: every process using it has exited; starting afresh", c.main);
-        ShmBacking::unlink_files(c.dir, c.base, h->generation, st.st_ino);
-        munmap(h, len);
-    } else {
-        // Not a table (a creator never links an uninitialised file): leave foreign files alone.
-        UFI_LOG_WARN(log::Subsys::Av, "shared AV: {} exists but is not a ufi address vector",
-                     c.main);
+    TableHeader *h = map_header(fd, c.main, len, c.why);
+    if (h == nullptr) return false;  // a creator never links an uninitialised file
+    std::atomic_ref<uint32_t>(h->dead).store(1);
+    UFI_LOG_INFO(log::Subsys::Av, "shared AV {}: every process using it has exited; starting afresh",
+                 c.main);
+    ShmBacking::unlink_files(c.dir, c.base, h->generation, st.st_ino);
+    munmap(h, len);
+    return true;
+}
+
+// The processes /proc/locks says hold a flock on inode `st` ("1234 (name)"), for messages.
+std::string flock_holders(const struct stat &st) {
+    FILE *f = fopen("/proc/locks", "re");
+    if (f == nullptr) return "an unknown process";
+    // "1: FLOCK  ADVISORY  WRITE 1234 00:19:5678 0 EOF": pid, then major:minor:inode.
+    char line[256];
+    std::string out;
+    while (fgets(line, sizeof line, f) != nullptr) {
+        char kind[16], mode[16], access[16];
+        long pid = 0;
+        unsigned maj = 0, min = 0;
+        unsigned long ino = 0;
+        if (sscanf(line, "%*d: %15s %15s %15s %ld %x:%x:%lu", kind, mode, access, &pid, &maj, &min,
+                   &ino) != 7 ||
+            strcmp(kind, "FLOCK") != 0 || ino != st.st_ino || maj != major(st.st_dev) ||
+            min != minor(st.st_dev)) {
+            continue;
+        }
+        std::string comm;
+        if (FILE *c = fopen(("/proc/" + std::to_string(pid) + "/comm").c_str(), "re")) {
+            char name[64] = {};
+            if (fgets(name, sizeof name, c) != nullptr) comm = name;
+            fclose(c);
+            while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+        }
+        out += (out.empty() ? "" : ", ") + std::string("process ") + std::to_string(pid) +
+               (comm.empty() ? "" : " (" + comm + ")") + " [" + access + "]";
+    }
+    fclose(f);
+    return out.empty() ? "an unknown process" : out;
+}
+
+// Takes a shared flock, waiting at most UFI_AV_SHM_LOCK_TIMEOUT for an exclusive holder to let
+// go. Exclusive holders are closers and stale-table removers, which keep it for a few system
+// calls; one that keeps it longer is stuck or hostile, and fi_av_open must not hang on it.
+int lock_shared_bounded(int fd, const Ctx &c) {
+    const int64_t wait_ms = std::max<int64_t>(0, config::registry().get_int("UFI_AV_SHM_LOCK_TIMEOUT"));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    auto pause = std::chrono::microseconds(50);
+    for (;;) {
+        if (flock(fd, LOCK_SH | LOCK_NB) == 0) return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            say(c.why, "cannot lock " + c.main + ": " + errno_text(errno));
+            return -FI_EOTHER;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            struct stat st{};
+            fstat(fd, &st);
+            say(c.why, c.main + " stayed locked for " + std::to_string(wait_ms) +
+                           " ms (UFI_AV_SHM_LOCK_TIMEOUT), held by " + flock_holders(st));
+            return -FI_EBUSY;
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(std::chrono::milliseconds(20)));
     }
 }
 
@@ -418,7 +479,7 @@ int open_shm_backing(const std::string &dir, const std::string &name, bool read_
                     return err == EACCES || err == EPERM ? -FI_EACCES : -FI_EOTHER;
                 }
                 if (read_only) {
-                    say(why, "no shared AV named \"" + name + "\" exists (" + main + ")");
+                    say(why, "no shared AV of this name exists (" + main + ")");
                     return -FI_ENOENT;
                 }
                 const int rc = try_create(c, g, out);
@@ -430,21 +491,20 @@ int open_shm_backing(const std::string &dir, const std::string &name, bool read_
                 continue;  // lost the race to another creator: open theirs
             }
             if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-                remove_stale(fd, c);
+                if (!remove_stale(fd, c)) {
+                    close(fd);
+                    return -FI_EINVAL;  // a foreign file holds the name: nothing to retry
+                }
                 close(fd);
                 if (read_only) {
-                    say(why, "shared AV \"" + name +
-                                 "\" has no live user (it was left by processes that exited)");
+                    say(why, "the shared AV has no live user (it was left by processes that exited)");
                     return -FI_ENOENT;
                 }
                 continue;
             }
-            while (flock(fd, LOCK_SH) != 0) {
-                if (errno != EINTR) {
-                    say(why, "cannot lock " + main + ": " + errno_text(errno));
-                    close(fd);
-                    return -FI_EOTHER;
-                }
+            if (const int rc = lock_shared_bounded(fd, c); rc != 0) {
+                close(fd);
+                return rc;
             }
             size_t len = 0;
             TableHeader *h = map_header(fd, main, len, why);

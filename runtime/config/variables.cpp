@@ -23,6 +23,7 @@ constexpr VarDef table[] = {
     {"FI_MR_CACHE_MAX_COUNT", Int, "1024", "Registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first); 0 turns the cache off"},
     {"FI_MR_CACHE_MONITOR", Enum, "", "How the registration cache learns of unmapped memory: ufi always uses UCX's ucm memory events; disabled turns the cache off (libfabric's other monitors are accepted and mean ucm)", "ucm,memhooks,userfaultfd,uffd,kdreg2,disabled"},
     {"UFI_AV_SHM_DIR", String, "/dev/shm", "Directory (tmpfs) holding the files of named, shared address vectors (fi_av_attr::name)"},
+    {"UFI_AV_SHM_LOCK_TIMEOUT", Int, "5000", "Milliseconds fi_av_open waits for another process to release a named AV's file lock before it fails with -FI_EBUSY, naming the holder"},
 };
 // clang-format on
 
