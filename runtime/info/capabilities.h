@@ -15,13 +15,36 @@ namespace ufi::runtime::info {
 // FI_TAGGED), RMA and atomics arrive with their issues.
 inline constexpr uint64_t kPrimaryCaps = 0;
 
-// Secondary capabilities that are true of every ufi domain today: user IDs as an AV insert
-// flag. FI_LOCAL_COMM and FI_REMOTE_COMM are added per domain from what its transports reach.
-inline constexpr uint64_t kSecondaryCaps = FI_AV_USER_ID;
+// Capabilities of the domain (fi_getinfo(3) calls FI_AV_USER_ID a primary capability, so it is
+// returned only to callers that ask for it, or ask for nothing): user IDs (an AV open and
+// insert flag) and named AVs shared by the processes of a node. FI_LOCAL_COMM and
+// FI_REMOTE_COMM are added per domain from what its transports reach.
+inline constexpr uint64_t kDomainPrimaryCaps = FI_AV_USER_ID;
+inline constexpr uint64_t kDomainSecondaryCaps = FI_SHARED_AV;
 
-// Capabilities that apply to the domain object itself (domain_attr->caps): user IDs as an
-// AV open flag, and named AVs shared by the processes of a node.
-inline constexpr uint64_t kDomainCaps = FI_AV_USER_ID | FI_SHARED_AV;
+// libfabric's classification of capability bits (fi_getinfo(3) "CAPABILITIES"; the same sets
+// as libfabric's own util layer): which bits are primary (returned only when requested),
+// which belong in tx_attr->caps and rx_attr->caps.
+inline constexpr uint64_t kPrimaryTxCaps = FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC |
+                                           FI_MULTICAST | FI_COLLECTIVE | FI_NAMED_RX_CTX |
+                                           FI_HMEM | FI_SEND | FI_READ | FI_WRITE;
+inline constexpr uint64_t kSecondaryTxCaps = FI_TRIGGER | FI_FENCE | FI_RMA_PMEM;
+inline constexpr uint64_t kPrimaryRxCaps = FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC |
+                                           FI_DIRECTED_RECV | FI_COLLECTIVE | FI_HMEM |
+                                           FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE;
+inline constexpr uint64_t kSecondaryRxCaps =
+    FI_MULTI_RECV | FI_TRIGGER | FI_RMA_PMEM | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR;
+inline constexpr uint64_t kTxCaps = kPrimaryTxCaps | kSecondaryTxCaps;
+inline constexpr uint64_t kRxCaps = kPrimaryRxCaps | kSecondaryRxCaps;
+inline constexpr uint64_t kAllPrimaryCaps =
+    kPrimaryTxCaps | kPrimaryRxCaps | FI_AV_USER_ID | FI_PEER;
+// Receive-side bits older applications also put in tx_attr->caps (and the reverse): ignored
+// there, as libfabric ignores them.
+inline constexpr uint64_t kIgnoredTxCaps = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RECV |
+                                           FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE |
+                                           FI_RMA_EVENT | FI_SOURCE_ERR;
+inline constexpr uint64_t kIgnoredRxCaps =
+    FI_READ | FI_WRITE | FI_SEND | FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX;
 
 // Endpoint types with an implementation (more with the endpoint issue).
 inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM};

@@ -10,6 +10,7 @@
 #include "runtime/info/provider_info.h"
 #include "runtime/log/log.h"
 #include "transports/address.h"
+#include "transports/address_svc.h"
 
 #include <rdma/fi_errno.h>
 
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -107,10 +109,16 @@ bool is_ufi_address_string(const char *node) {
 }
 
 // An address in one of ufi's formats, as bytes of that format (FI_ADDR_STR: the string and
-// its NUL; FI_ADDR_UCX: the blob). Empty when `format` is neither.
-std::vector<uint8_t> encode_address(const std::vector<uint8_t> &blob, uint32_t format) {
+// its NUL; FI_ADDR_UCX: the blob padded to the domain's fixed length). Empty when `format` is
+// neither.
+std::vector<uint8_t> encode_address(const std::vector<uint8_t> &blob, uint32_t format,
+                                    size_t addr_len) {
     if (blob.empty()) return {};
-    if (format == FI_ADDR_UCX) return blob;
+    if (format == FI_ADDR_UCX) {
+        std::vector<uint8_t> padded = blob;
+        padded.resize(std::max(addr_len, blob.size()), 0);
+        return padded;
+    }
     if (format == FI_ADDR_STR) {
         const std::string s = transports::address::to_string(blob.data(), blob.size());
         return std::vector<uint8_t>(s.c_str(), s.c_str() + s.size() + 1);
@@ -122,9 +130,10 @@ std::vector<uint8_t> encode_address(const std::vector<uint8_t> &blob, uint32_t f
 bool decode_address(const void *addr, size_t len, uint32_t format, std::vector<uint8_t> &blob,
                     std::string &why) {
     if (format == FI_ADDR_UCX) {
-        if (!transports::address::is_valid(addr, len, &why)) return false;
+        const size_t n = transports::address::content_size(addr, len, &why);
+        if (n == 0) return false;
         const auto *p = static_cast<const uint8_t *>(addr);
-        blob.assign(p, p + len);
+        blob.assign(p, p + n);  // without its padding: each entry pads to its domain's length
         return true;
     }
     if (format == FI_ADDR_STR) {
@@ -178,7 +187,8 @@ bool resolve_node(const char *node, uint64_t flags, std::vector<std::string> &ad
 
 int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
                      const std::vector<std::string> &resolved, uint64_t flags,
-                     const fi_info *hints, fi_info **info, Explanation &why) {
+                     const fi_info *hints, fi_info **info, Explanation &why,
+                     const char *service) {
     why = Explanation{};
     if (info == nullptr) {
         why.lines.push_back("info (the output pointer) is NULL");
@@ -210,6 +220,14 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
         return *info ? 0 : -FI_ENOMEM;
     }
 
+    if (service != nullptr) {
+        uint16_t port = 0;
+        if (!transports::address::parse_service(service, (flags & FI_SOURCE) != 0, port, &reason)) {
+            why.lines.push_back(reason);
+            return -FI_ENODATA;
+        }
+    }
+
     if (env.offers.empty()) {
         why.lines.push_back("no usable transport was found");
         for (const auto &note : env.selection_notes) why.lines.push_back(note);
@@ -227,16 +245,19 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
             return -FI_ENODATA;
         }
     }
+    // An address ufi cannot read names no endpoint ufi offers: no match, as libfabric's core
+    // answers for an address no provider serves.
     if (hints != nullptr && hints->src_addr != nullptr && src_blob.empty() &&
         !decode_address(hints->src_addr, hints->src_addrlen, hints->addr_format, src_blob, reason)) {
         why.lines.push_back("hints->src_addr: " + reason);
-        return -FI_EINVAL;
+        return -FI_ENODATA;
     }
     if (hints != nullptr && hints->dest_addr != nullptr && dest_blob.empty() &&
         !decode_address(hints->dest_addr, hints->dest_addrlen, hints->addr_format, dest_blob, reason)) {
         why.lines.push_back("hints->dest_addr: " + reason);
-        return -FI_EINVAL;
+        return -FI_ENODATA;
     }
+    const size_t longest = std::max(src_blob.size(), dest_blob.size());
 
     fi_info *head = nullptr;
     fi_info **tail = &head;
@@ -244,6 +265,12 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
         const std::string label = "domain " + offer.name + " (" + offer.description + ")";
         if (!node_allows(env, offer, node, resolved, flags, reason)) {
             why.lines.push_back(label + ": " + reason);
+            continue;
+        }
+        if (longest > offer.addr_len) {
+            why.lines.push_back(label + ": the given address of " + std::to_string(longest) +
+                                " bytes is longer than this domain's " +
+                                std::to_string(offer.addr_len) + "-byte addresses");
             continue;
         }
         for (fi_ep_type type : kEndpointTypes) {
@@ -262,8 +289,10 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
                 why.lines.push_back(label + ": " + m.reason);
                 continue;
             }
-            if (!set_address(m.info->src_addr, m.info->src_addrlen, encode_address(src_blob, m.info->addr_format)) ||
-                !set_address(m.info->dest_addr, m.info->dest_addrlen, encode_address(dest_blob, m.info->addr_format))) {
+            if (!set_address(m.info->src_addr, m.info->src_addrlen,
+                             encode_address(src_blob, m.info->addr_format, offer.addr_len)) ||
+                !set_address(m.info->dest_addr, m.info->dest_addrlen,
+                             encode_address(dest_blob, m.info->addr_format, offer.addr_len))) {
                 free_info(m.info);
                 free_info(head);
                 return -FI_ENOMEM;
@@ -297,13 +326,15 @@ const GetinfoEnv &process_env() {
 
 namespace {
 thread_local Explanation t_last;
+std::atomic<bool> g_no_match_warned{false};  // the once-per-process warn line was written
 }
+
+void rearm_no_match_warning() { g_no_match_warned.store(false); }
 
 const Explanation &last_explanation() { return t_last; }
 
 int getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
             const fi_info *hints, fi_info **info) {
-    (void)service;  // RDM endpoints are addressed by ufi addresses, not ports
     const GetinfoEnv &env = process_env();
     std::vector<std::string> resolved;
     std::string reason;
@@ -314,13 +345,25 @@ int getinfo(uint32_t version, const char *node, const char *service, uint64_t fl
         if (info != nullptr) *info = nullptr;
         rc = -FI_ENODATA;
     } else {
-        rc = getinfo_with_env(env, version, node, resolved, flags, hints, info, t_last);
+        rc = getinfo_with_env(env, version, node, resolved, flags, hints, info, t_last, service);
     }
     if (rc == -FI_ENODATA || rc == -FI_ENOSYS || rc == -FI_EINVAL) {
-        const log::Level level = t_last.explicit_request ? log::Level::Warn : log::Level::Info;
-        if (log::enabled(level, log::Subsys::Core)) {
+        // An application that named ufi hears why once per process at warn (its first reason
+        // and where the rest are); every reason goes to info. fabtests' fi_getinfo_test and
+        // other probing programs would otherwise print hundreds of warnings.
+        if (t_last.explicit_request && !t_last.lines.empty() &&
+            log::enabled(log::Level::Warn, log::Subsys::Core) && !g_no_match_warned.exchange(true)) {
+            log::write(log::Level::Warn, log::Subsys::Core, kProviderName, __func__, __LINE__,
+                       "fi_getinfo: no match: " + t_last.lines.front() +
+                           (t_last.lines.size() > 1
+                                ? " (and " + std::to_string(t_last.lines.size() - 1) + " more)"
+                                : std::string()) +
+                           "; this and later no-match reasons are logged at info level "
+                           "(FI_LOG_LEVEL=info) and by ufi_info -f");
+        }
+        if (log::enabled(log::Level::Info, log::Subsys::Core)) {
             for (const auto &line : t_last.lines) {
-                log::write(level, log::Subsys::Core, kProviderName, __func__, __LINE__,
+                log::write(log::Level::Info, log::Subsys::Core, kProviderName, __func__, __LINE__,
                            "fi_getinfo: no match: " + line);
             }
         }

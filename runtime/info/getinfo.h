@@ -1,7 +1,8 @@
 // fi_getinfo over ufi's domain offers: provider filters, node/service/FI_SOURCE, hint
-// matching per offer, and an explanation of every exclusion. The explanation is logged
-// (FI_LOG_LEVEL=info, or warn when the application named ufi explicitly) and kept per
-// thread for `ufi_info -f`, because -FI_ENODATA alone tells a user nothing.
+// matching per offer, and an explanation of every exclusion. The explanation is logged at
+// info level, and kept per thread for `ufi_info -f`, because -FI_ENODATA alone tells a user
+// nothing. When the application named ufi (FI_PROVIDER, prov_name), the first no-match of
+// the process also gets one warn line; programs that probe in a loop do not flood the log.
 #pragma once
 
 #include "runtime/info/domain_offer.h"
@@ -33,15 +34,20 @@ struct Explanation {
 bool resolve_node(const char *node, uint64_t flags, std::vector<std::string> &addrs,
                   std::string &why);
 
-// The pure core: no environment, no global state. `resolved` are node's addresses.
+// The pure core: no environment, no global state. `resolved` are node's addresses; `service`
+// is validated (transports/address_svc.h parse_service: a port, 0 only with FI_SOURCE).
 int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
                      const std::vector<std::string> &resolved, uint64_t flags,
-                     const fi_info *hints, fi_info **info, Explanation &why);
+                     const fi_info *hints, fi_info **info, Explanation &why,
+                     const char *service = nullptr);
 
 // The process-wide entry used by api/getinfo.cpp: builds the environment from discovery,
 // selection and the config registry (once per process), logs exclusions and remembers them.
 int getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
             const fi_info *hints, fi_info **info);
+
+// Lets the next no-match of an application that named ufi warn again (tests).
+void rearm_no_match_warning();
 
 // What the calling thread's last getinfo() excluded and why.
 const Explanation &last_explanation();

@@ -13,6 +13,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace ufi::runtime::info {
@@ -21,11 +22,11 @@ namespace {
 
 using names::FlagSet;
 
-constexpr uint64_t kPrimaryMask = FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST |
-                                  FI_COLLECTIVE | FI_HMEM;
 // Direction qualifiers of the primary capabilities (FI_MSG alone implies all of them).
 constexpr uint64_t kDirectionMask =
     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+// Primary capabilities without their direction qualifiers.
+constexpr uint64_t kPrimaryMask = kAllPrimaryCaps & ~kDirectionMask;
 
 std::string caps_str(uint64_t bits) { return names::flags(bits, FlagSet::Caps); }
 
@@ -43,15 +44,37 @@ uint64_t offered_caps(uint64_t caps) {
     return caps;
 }
 
-// The caps an application gets: the primaries it asked for (with all directions when it
-// named none), plus every secondary capability the entry has.
+// The caps an application gets (fi_getinfo(3)): the primaries it asked for (with all
+// directions when it named none; the transfer primaries when it named only secondaries),
+// plus every secondary capability the entry has, except FI_SOURCE, which changes completions
+// and is returned only on request. Asking for nothing (caps 0) gets everything offered.
 uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
     if (requested == 0) return offered;
     uint64_t primaries = requested & kPrimaryMask;
     uint64_t directions = requested & kDirectionMask;
-    if (primaries == 0) primaries = offered & kPrimaryMask;
+    // Secondary capabilities alone still get the data-transfer primaries (not the domain's
+    // FI_AV_USER_ID, which changes how fi_addr_t values are reported).
+    if (primaries == 0) primaries = offered & kPrimaryMask & ~kDomainPrimaryCaps;
     if (directions == 0) directions = offered_caps(primaries) & kDirectionMask;
-    return primaries | directions | (offered & ~(kPrimaryMask | kDirectionMask));
+    const uint64_t secondaries = offered & ~(kPrimaryMask | kDirectionMask | FI_SOURCE);
+    return primaries | directions | secondaries | (requested & offered & FI_SOURCE);
+}
+
+// domain_attr->caps, the same way from the domain hint's caps (0: every domain capability the
+// entry's negotiated caps keep).
+uint64_t negotiated_domain_caps(uint64_t requested, uint64_t offered, uint64_t info_caps) {
+    const uint64_t secondaries = offered & ~kAllPrimaryCaps;
+    if (requested == 0) return (offered & info_caps & kAllPrimaryCaps) | secondaries;
+    return (requested & offered & kAllPrimaryCaps) | secondaries;
+}
+
+// tx_attr->caps / rx_attr->caps: the entry's caps that belong to that side, narrowed to the
+// side's hint when it names capabilities of its own (bits of the other side are ignored).
+uint64_t tx_rx_caps(uint64_t caps, uint64_t hint, uint64_t side, uint64_t ignored) {
+    uint64_t out = caps & side;
+    const uint64_t asked = hint & side & ~ignored;
+    if (asked != 0) out = negotiated_caps(asked, out) & side;
+    return out;
 }
 
 // A classic authorization key: none, or 1 to kMaxAuthKeySize bytes that are present.
@@ -222,8 +245,8 @@ bool check_domain(const fi_domain_attr &prov, const fi_domain_attr &hint, std::s
 }
 
 bool check_tx(const fi_tx_attr &prov, const fi_tx_attr &hint, std::string &why) {
-    if (hint.caps & ~offered_caps(prov.caps)) {
-        why = "tx caps " + caps_str(hint.caps & ~offered_caps(prov.caps)) + " not offered";
+    if (const uint64_t extra = hint.caps & ~kIgnoredTxCaps & ~offered_caps(prov.caps)) {
+        why = "tx caps " + caps_str(extra) + " not offered";
         return false;
     }
     if (hint.msg_order & ~prov.msg_order) {
@@ -260,8 +283,8 @@ bool check_tx(const fi_tx_attr &prov, const fi_tx_attr &hint, std::string &why) 
 }
 
 bool check_rx(const fi_rx_attr &prov, const fi_rx_attr &hint, std::string &why) {
-    if (hint.caps & ~offered_caps(prov.caps)) {
-        why = "rx caps " + caps_str(hint.caps & ~offered_caps(prov.caps)) + " not offered";
+    if (const uint64_t extra = hint.caps & ~kIgnoredRxCaps & ~offered_caps(prov.caps)) {
+        why = "rx caps " + caps_str(extra) + " not offered";
         return false;
     }
     if (hint.msg_order & ~prov.msg_order) {
@@ -309,7 +332,7 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
     const uint64_t offered = offered_caps(cand.caps);
     uint64_t caps = cand.caps;
     uint32_t addr_format = cand.addr_format;
-    int mr_mode_request = -1;
+    std::optional<int> mr_mode_request;  // none without domain hints
 
     if (hints != nullptr) {
         if (hints->caps & ~offered) {
@@ -368,8 +391,12 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
     }
     out->caps = caps;
     out->addr_format = addr_format;
-    out->tx_attr->caps = caps;
-    out->rx_attr->caps = caps;
+    out->tx_attr->caps = tx_rx_caps(caps, hints && hints->tx_attr ? hints->tx_attr->caps : 0,
+                                    kTxCaps, kIgnoredTxCaps);
+    out->rx_attr->caps = tx_rx_caps(caps, hints && hints->rx_attr ? hints->rx_attr->caps : 0,
+                                    kRxCaps, kIgnoredRxCaps);
+    out->domain_attr->caps = negotiated_domain_caps(
+        hints && hints->domain_attr ? hints->domain_attr->caps : 0, cand.domain_attr->caps, caps);
     out->domain_attr->mr_mode = mr.mr_mode;
 
     if (hints != nullptr) {

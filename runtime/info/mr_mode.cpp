@@ -29,17 +29,18 @@ uint64_t mr_mode_kept_if_offered(uint64_t caps) {
     return kept;
 }
 
-MrModeOutcome negotiate_mr_mode(int requested, uint32_t api_version, uint64_t caps) {
+MrModeOutcome negotiate_mr_mode(std::optional<int> hint, uint32_t api_version, uint64_t caps) {
     MrModeOutcome out;
     const bool legacy_api = FI_VERSION_LT(api_version, FI_VERSION(1, 5));
 
-    if (requested < 0) {
+    if (!hint) {
         // No domain hints: report what ufi requires of an application that offered nothing.
         out.ok = true;
         out.mr_mode = legacy_api ? FI_MR_SCALABLE : 0;
         return out;
     }
 
+    const int requested = *hint;
     const auto req = static_cast<uint64_t>(static_cast<unsigned>(requested));
     // FI_MR_BASIC (1) and FI_MR_SCALABLE (2) are values, not bits, and stand alone.
     if (req == FI_MR_BASIC || req == FI_MR_SCALABLE) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ufi::runtime::info {
@@ -15,11 +16,12 @@ struct MrModeOutcome {
     std::string reason;   // why not, when !ok
 };
 
-// requested: hints->domain_attr->mr_mode (or -1 when the caller gave no domain hints).
+// requested: hints->domain_attr->mr_mode, nullopt when the caller gave no domain hints (any
+// int the caller stores, -1 included, is a request).
 // api_version: the caller's FI_VERSION; below 1.5 the legacy FI_MR_UNSPEC/BASIC/SCALABLE
 // values are the only vocabulary. caps: the negotiated capabilities (FI_RMA_EVENT decides
 // FI_MR_RMA_EVENT).
-MrModeOutcome negotiate_mr_mode(int requested, uint32_t api_version, uint64_t caps);
+MrModeOutcome negotiate_mr_mode(std::optional<int> requested, uint32_t api_version, uint64_t caps);
 
 // Bits ufi honours when the application offers them. Per-bit policy, see mr_mode.cpp.
 uint64_t mr_mode_kept_if_offered(uint64_t caps);

@@ -30,13 +30,13 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     fi_info *info = alloc_info();
     if (info == nullptr) return nullptr;
 
-    const uint64_t caps = kPrimaryCaps | kSecondaryCaps | reach_caps(offer);
+    const uint64_t caps = kPrimaryCaps | kDomainPrimaryCaps | reach_caps(offer);
     info->caps = caps;
     info->mode = kRequiredModes;
     info->addr_format = kDefaultAddrFormat;
 
     fi_tx_attr &tx = *info->tx_attr;
-    tx.caps = caps;
+    tx.caps = caps & kTxCaps;
     tx.mode = kRequiredModes;
     tx.op_flags = 0;
     tx.msg_order = 0;   // ordering guarantees come with the data path
@@ -47,7 +47,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     tx.rma_iov_limit = offer.rma_iov_limit;
 
     fi_rx_attr &rx = *info->rx_attr;
-    rx.caps = caps;
+    rx.caps = caps & kRxCaps;
     rx.mode = kRequiredModes;
     rx.op_flags = 0;
     rx.msg_order = 0;
@@ -89,7 +89,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     dom.max_ep_srx_ctx = 0;
     dom.cntr_cnt = kCntrCount;
     dom.mr_iov_limit = kMrIovLimit;
-    dom.caps = kDomainCaps | reach_caps(offer);
+    dom.caps = kDomainPrimaryCaps | kDomainSecondaryCaps | reach_caps(offer);
     dom.mode = 0;
     dom.max_err_data = kMaxErrData;
     dom.mr_cnt = kMrCount;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -201,12 +203,17 @@ TEST(Getinfo, UfiAddressAsNode) {
     InfoPtr out;
     Explanation why;
     ASSERT_EQ(run(machine_env(), nullptr, out, why, str.c_str()), 0);
-    for (fi_info *i = out.get(); i; i = i->next) {
+    const std::vector<size_t> lengths = {120, 128, 104};  // eth0, lo, shm
+    size_t n = 0;
+    for (fi_info *i = out.get(); i; i = i->next, ++n) {
         ASSERT_EQ(i->addr_format, static_cast<uint32_t>(FI_ADDR_UCX));
-        ASSERT_EQ(i->dest_addrlen, blob.size());
+        ASSERT_EQ(i->dest_addrlen, lengths[n]) << "padded to each domain's address length";
         EXPECT_EQ(memcmp(i->dest_addr, blob.data(), blob.size()), 0);
+        const auto *pad = static_cast<const uint8_t *>(i->dest_addr);
+        for (size_t b = blob.size(); b < i->dest_addrlen; ++b) ASSERT_EQ(pad[b], 0) << b;
         EXPECT_EQ(i->src_addr, nullptr);
     }
+    EXPECT_EQ(n, 3u);
     // FI_SOURCE: the node is the source; FI_ADDR_STR: the string form, NUL included.
     InfoPtr hints(alloc_info());
     hints->addr_format = FI_ADDR_STR;
@@ -229,11 +236,57 @@ TEST(Getinfo, HintAddressesAreValidatedAndCopied) {
     InfoPtr out;
     Explanation why;
     ASSERT_EQ(run(machine_env(), hints.get(), out, why), 0);
-    ASSERT_EQ(out->dest_addrlen, blob.size());
+    ASSERT_EQ(out->dest_addrlen, 120u);
     EXPECT_EQ(memcmp(out->dest_addr, blob.data(), blob.size()), 0);
+    // A padded address (as fi_getname gives it) is the same address.
+    InfoPtr padded_hints(alloc_info());
+    padded_hints->addr_format = FI_ADDR_UCX;
+    padded_hints->dest_addrlen = 120;
+    padded_hints->dest_addr = calloc(1, 120);
+    memcpy(padded_hints->dest_addr, blob.data(), blob.size());
+    ASSERT_EQ(run(machine_env(), padded_hints.get(), out, why), 0);
+    EXPECT_EQ(memcmp(out->dest_addr, padded_hints->dest_addr, 120), 0);
+    // An address ufi cannot read matches nothing (libfabric's core answers -FI_ENODATA).
     static_cast<uint8_t *>(hints->dest_addr)[0] = 'X';  // not a ufi address any more
-    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_EINVAL);
+    EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
     EXPECT_TRUE(mentions(why, "hints->dest_addr"));
+    // A source address in a format ufi does not serve: no match either.
+    InfoPtr sin_hints(alloc_info());
+    sin_hints->addr_format = FI_SOCKADDR_IN;
+    sin_hints->src_addrlen = sizeof(sockaddr_in);
+    sin_hints->src_addr = calloc(1, sizeof(sockaddr_in));
+    EXPECT_EQ(run(machine_env(), sin_hints.get(), out, why), -FI_ENODATA);
+    // An address too long for a domain leaves that domain out, with the reason.
+    auto big = sample_address();
+    big.records.push_back({"tcp", std::vector<uint8_t>(18, 3), std::vector<uint8_t>(2, 4)});
+    big.records.push_back({"sysv", std::vector<uint8_t>(8, 5), std::vector<uint8_t>(24, 6)});
+    const auto big_blob = transports::address::pack(big);
+    ASSERT_GT(big_blob.size(), 104u);
+    ASSERT_LE(big_blob.size(), 120u);
+    memcpy(padded_hints->dest_addr, big_blob.data(), big_blob.size());
+    ASSERT_EQ(run(machine_env(), padded_hints.get(), out, why), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo"}));
+    EXPECT_TRUE(mentions(why, "longer than this domain's 104-byte addresses"));
+}
+
+TEST(Getinfo, ServiceIsValidated) {
+    InfoPtr out;
+    Explanation why;
+    auto run_svc = [&](const char *service, uint64_t flags) {
+        fi_info *info = nullptr;
+        const int rc = getinfo_with_env(machine_env(), kApi, nullptr, {}, flags, nullptr, &info,
+                                        why, service);
+        out.reset(info);
+        return rc;
+    };
+    EXPECT_EQ(run_svc("9228", 0), 0);
+    EXPECT_EQ(run_svc("65535", FI_SOURCE), 0);
+    EXPECT_EQ(run_svc("0", FI_SOURCE), 0) << "a source may ask for any port";
+    for (const char *bad : {"abc-no-such-service", "-1", "65536", "70000", "", " 80", "+80", "0"}) {
+        EXPECT_EQ(run_svc(bad, 0), -FI_ENODATA) << "\"" << bad << "\"";
+        EXPECT_FALSE(why.lines.empty());
+    }
+    EXPECT_TRUE(mentions(why, "port 0"));
 }
 
 TEST(Getinfo, ResolveNode) {

@@ -27,6 +27,7 @@ inline DomainOffer eth0_offer() {
     o.max_msg_size = 1ULL << 40;
     o.iov_limit = 6;
     o.rma_iov_limit = 6;
+    o.addr_len = 120;  // as this machine's eth0 domain measures
     return o;
 }
 
@@ -37,6 +38,7 @@ inline DomainOffer lo_offer() {
     o.net_device = "lo";
     o.reaches_remote = false;
     o.ip_addrs = {"127.0.0.1", "::1"};
+    o.addr_len = 128;  // tcp's loopback device address carries a namespace id
     return o;
 }
 
@@ -49,6 +51,7 @@ inline DomainOffer shm_offer() {
     o.ip_addrs.clear();
     o.iov_limit = 16;
     o.rma_iov_limit = 16;
+    o.addr_len = 104;
     return o;
 }
 

@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace ufi::runtime::info {
 namespace {
 
 struct Case {
     const char *what;
-    int requested;
+    std::optional<int> requested;
     uint32_t version;
     uint64_t caps;
     bool ok;
@@ -25,8 +27,10 @@ constexpr int kAllBits = FI_MR_LOCAL | FI_MR_RAW | FI_MR_VIRT_ADDR | FI_MR_ALLOC
                          FI_MR_COLLECTIVE;
 
 const Case kCases[] = {
-    {"no domain hints: nothing required", -1, v2_7, 0, true, 0},
-    {"no domain hints, 1.4 caller: scalable", -1, v1_4, 0, true, FI_MR_SCALABLE},
+    {"no domain hints: nothing required", std::nullopt, v2_7, 0, true, 0},
+    {"no domain hints, 1.4 caller: scalable", std::nullopt, v1_4, 0, true, FI_MR_SCALABLE},
+    {"-1 is a request (every bit, BASIC and SCALABLE too), not 'no hint'", -1, v2_7, 0, false, 0},
+    {"-1 from a 1.4 caller is no legacy value either", -1, v1_4, 0, false, 0},
     {"unspec (no bits) is accepted as is", 0, v2_7, 0, true, 0},
     {"LOCAL is never required", FI_MR_LOCAL, v2_7, 0, true, 0},
     {"RAW is never required", FI_MR_RAW, v2_7, 0, true, 0},
