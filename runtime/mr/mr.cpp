@@ -76,6 +76,13 @@ bool range_is_mapped(std::uintptr_t addr, std::size_t len) {
     return msync(reinterpret_cast<void *>(start), addr + len - start, MS_ASYNC) == 0;
 }
 
+// The domain's mr_iov_limit: how many buffers one registration (and one refresh) may name.
+std::size_t mr_iov_limit(const Domain &domain) {
+    return domain.info != nullptr && domain.info->domain_attr != nullptr
+               ? domain.info->domain_attr->mr_iov_limit
+               : 1;
+}
+
 bool contains(const Segment &outer, std::uintptr_t addr, std::size_t len) {
     return addr >= outer.addr && addr + len <= outer.addr + outer.len;
 }
@@ -208,9 +215,7 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
     // Segments.
     const bool dmabuf = (req.flags & FI_MR_DMABUF) != 0;
     const std::size_t count = dmabuf ? req.dmabuf.size() : req.iov.size();
-    const std::size_t limit = domain->info != nullptr && domain->info->domain_attr != nullptr
-                                  ? domain->info->domain_attr->mr_iov_limit
-                                  : 1;
+    const std::size_t limit = mr_iov_limit(*domain);
     if (count == 0) {
         UFI_LOG_WARN(Subsys::Mr, "{}: {} is empty (count 0)", call, dmabuf ? "dmabuf" : "iov");
         return -FI_EINVAL;
@@ -615,6 +620,13 @@ int refresh_mr(Mr *mr, std::span<const iovec> iov, std::uint64_t flags) {
     if (flags != 0) {
         UFI_LOG_WARN(Subsys::Mr, "fi_mr_refresh: flags {:#x} are not defined (must be 0)", flags);
         return -FI_EBADFLAGS;
+    }
+    // The same bound as fi_mr_regv/regattr: never read more entries than a region may have.
+    const std::size_t limit = mr_iov_limit(*mr->domain);
+    if (iov.size() > limit) {
+        UFI_LOG_WARN(Subsys::Mr, "fi_mr_refresh: iov_count {} exceeds the domain's mr_iov_limit {}",
+                     iov.size(), limit);
+        return -FI_EINVAL;
     }
     std::vector<std::pair<std::uintptr_t, std::size_t>> ranges;
     for (std::size_t i = 0; i < iov.size(); ++i) {

@@ -458,6 +458,23 @@ TEST_F(MrApi, Refresh) {
     EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
+// fi_mr_refresh names at most mr_iov_limit buffers, as fi_mr_regv/regattr: more is -FI_EINVAL
+// before any entry is read (a huge count over a one-entry array stays inside the array).
+TEST_F(MrApi, RefreshIovCountIsBounded) {
+    const size_t limit = info_->domain_attr->mr_iov_limit;
+    ASSERT_GE(limit, 1u);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(reg(buf_.data(), 8192, 55, &mr), 0);
+    std::vector<iovec> iov(limit + 1, iovec{buf_.data() + 64, 64});
+    EXPECT_EQ(fi_mr_refresh(mr, iov.data(), limit, 0), 0) << "mr_iov_limit entries are fine";
+    EXPECT_EQ(fi_mr_refresh(mr, iov.data(), limit + 1, 0), -FI_EINVAL);
+    iovec one{buf_.data() + 64, 64};
+    EXPECT_EQ(fi_mr_refresh(mr, &one, SIZE_MAX, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_mr_refresh(mr, &one, size_t{1} << 32, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_mr_refresh(mr, nullptr, limit + 1, 0), -FI_EINVAL) << "NULL iov with a count";
+    EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 TEST_F(MrApi, XpuDescWithoutXpuSupport) {
     fid_mr *mr = nullptr;
     ASSERT_EQ(reg(buf_.data(), 64, 54, &mr), 0);
