@@ -434,14 +434,11 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     }
     mr->segments = std::move(segs);
 
-    // The key: only regions peers may access need one in the table.
-    mr->in_key_table = (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0;
-    if (mr->in_key_table) {
-        rc = state->keys.insert(mr.get(), req.requested_key, &mr->table_key);
-    } else {
-        mr->table_key = policy.provider_keys ? 0 : req.requested_key;
-        rc = 0;
-    }
+    // The key: every region takes one from the table, local-only regions too, so that the
+    // requested-key rules (in range, not in use: fi_mr(3)) hold for every key fi_mr_key
+    // returns. Peers still cannot use a local-only region: it grants no remote access.
+    rc = state->keys.insert(mr.get(), req.requested_key, &mr->table_key);
+    mr->in_key_table = rc == 0;
     if (rc != 0) {
         if (rc == -FI_ENOKEY) {
             UFI_LOG_WARN(Subsys::Mr, "{}: requested_key {:#x} is already in use in this domain",

@@ -49,6 +49,22 @@ TEST_F(KeyTableTest, ValidatesBoundsAndAccess) {
     EXPECT_EQ(fi_close(&rw->fid), 0);
 }
 
+// Local-only regions hold their key in the table (so it is checked and reserved), yet peers
+// cannot reach them: no access check passes, no key reply is built.
+TEST_F(KeyTableTest, LocalOnlyRegionsAreNotReachable) {
+    fid_domain *d = open_domain(0);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(d, buf_.data(), 1024, FI_SEND | FI_RECV | FI_READ | FI_WRITE, 0, 5, 0,
+                        &mr, nullptr),
+              0);
+    EXPECT_EQ(check(d, 5, 0, 8, FI_REMOTE_READ), KeyCheck::UnknownKey);
+    EXPECT_EQ(check(d, 5, 0, 8, FI_REMOTE_WRITE), KeyCheck::UnknownKey);
+    std::vector<uint8_t> reply;
+    EXPECT_EQ(runtime::mr::build_key_reply(runtime_domain(d), 5, reply), -FI_EKEYREJECTED);
+    EXPECT_TRUE(reply.empty());
+    EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 TEST_F(KeyTableTest, SingleUseKeysServeOneOperation) {
     fid_domain *d = open_domain(0);
     fid_mr *mr = nullptr;
