@@ -785,7 +785,14 @@ int map_raw(Domain *domain, std::uint64_t base_addr, const std::uint8_t *raw_key
                      base_addr, expected);
         return -FI_EINVAL;
     }
-    mapped->rkeys.unpack(b);
+    // The checksum only catches accidents: a forged key, or one from another UCX version, may
+    // carry rkeys of any size, and UCT reads an rkey by its own packed size.
+    if (!transports::UnpackedRkeys::sizes_match(b, state->mds, &why)) {
+        UFI_LOG_WARN(Subsys::Mr, "fi_mr_map_raw: raw_key ({} bytes) is not a valid ufi key: {}",
+                     key_size, why);
+        return -FI_EINVAL;
+    }
+    mapped->rkeys.unpack(b, state->mds);
     for (std::size_t s = 0; s < b.segments.size(); ++s) {
         for (std::size_t m = 0; m < b.mds.size(); ++m) {
             const auto &e = mapped->rkeys.at(s, m);
