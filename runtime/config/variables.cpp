@@ -1,4 +1,7 @@
 // Every environment variable ufi reads: add one line here (and read it through registry()).
+// A variable libfabric defines too (FI_*) has the type fi_param_get serves libfabric's
+// FI_PARAM_* type with: Size for FI_PARAM_SIZE_T (a size_t), Int and Bool for FI_PARAM_INT and
+// FI_PARAM_BOOL (an int), any other for FI_PARAM_STRING (a char *).
 #include "runtime/config/variables.h"
 
 namespace ufi::config {
@@ -20,7 +23,7 @@ constexpr VarDef table[] = {
     {"FI_PROVIDER", List, "", "Providers to use (libfabric's provider filter); a leading ^ excludes the listed ones"},
     {"FI_PROVIDER_EXCLUDE", List, "", "Providers to exclude"},
     {"FI_MR_CACHE_MAX_SIZE", Size, "unlimited", "Bytes of registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first)"},
-    {"FI_MR_CACHE_MAX_COUNT", Int, "1024", "Registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first); 0 turns the cache off"},
+    {"FI_MR_CACHE_MAX_COUNT", Size, "1024", "Registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first); 0 turns the cache off"},
     {"FI_MR_CACHE_MONITOR", Enum, "", "How the registration cache learns of unmapped memory: ufi always uses UCX's ucm memory events; disabled turns the cache off (libfabric's other monitors are accepted and mean ucm)", "ucm,memhooks,userfaultfd,uffd,kdreg2,disabled"},
     {"UFI_AV_SHM_DIR", String, "/dev/shm", "Directory (tmpfs) holding the files of named, shared address vectors (fi_av_attr::name)"},
 };
