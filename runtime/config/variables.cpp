@@ -16,7 +16,7 @@ constexpr VarDef table[] = {
     {"UFI_TLS", List, "all", "Transports to use, as UCX_TLS: names or aliases (shm/sm, mm, tcp, ib, rc, ud, dc, cuda, rocm, all); a leading ^ excludes the listed ones"},
     {"UFI_NET_DEVICES", List, "all", "Network devices to use, e.g. mlx5_0:1,eth0 (all: every device); a leading ^ excludes the listed ones"},
     {"UFI_LOG_LEVEL", Enum, "", "Log level; unset: FI_LOG_LEVEL if set, else warn", "off,error,warn,info,debug,trace"},
-    {"UFI_LOG_FILE", String, "", "Where log lines go: stderr (unset), stdout, or a file path (appended to); %p in it is replaced by the process id"},
+    {"UFI_LOG_FILE", String, "", "Where log lines go: stderr (unset), stdout, or a file path (appended to; its folder must exist, else stderr); %p in it is replaced by the process id"},
     {"FI_LOG_LEVEL", Enum, "", "libfabric's log level, used when UFI_LOG_LEVEL is unset; each maps to the ufi level of the same name (trace is the most verbose)", "warn,trace,info,debug"},
     {"FI_LOG_PROV", String, "", "Log only these providers (comma list; ufi logs as provider ufi); a leading ^ excludes the listed ones"},
     {"FI_LOG_SUBSYS", String, "", "Log only these subsystems: core, fabric, domain, ep_ctrl, ep_data, av, cq, eq, mr, cntr; a leading ^ excludes the listed ones"},
