@@ -207,7 +207,8 @@ Report topology_report() {
     out.push_back(std::move(binding));
     for (const auto &dev : topo.devices()) {
         Record rec{"device", dev.name, {}};
-        rec.str("kind", std::string(transports::to_string(dev.kind)));
+        // Not "kind": every record has its own kind ("device"), and JSON keys must be unique.
+        rec.str("device_kind", std::string(transports::to_string(dev.kind)));
         if (!dev.subtype.empty()) rec.str("subtype", dev.subtype);
         if (dev.pci_bus_id) rec.str("pci_bus_id", *dev.pci_bus_id);
         if (dev.numa_node) rec.num("numa_node", static_cast<uint64_t>(*dev.numa_node));
