@@ -65,7 +65,12 @@ fi_ops_fabric g_fabric_ops = {
     .domain2 = fabric_domain2,
 };
 
-int open(const fi_fabric_attr *attr, fid_fabric **fabric, void *context) {
+int open(const char *call, const fi_fabric_attr *attr, fid_fabric **fabric, void *context) {
+    // The runtime sees only a local's address: the caller's output pointer is checked here.
+    if (fabric == nullptr) {
+        UFI_LOG_WARN(ufi::log::Subsys::Fabric, "{}: fabric is NULL", call);
+        return -FI_EINVAL;
+    }
     Fabric *f = nullptr;
     const int rc = ufi::runtime::open_fabric(attr, &g_fabric_fi_ops, &g_fabric_ops, context, &f);
     if (rc == 0) *fabric = &f->fid;
@@ -75,7 +80,7 @@ int open(const fi_fabric_attr *attr, fid_fabric **fabric, void *context) {
 }  // namespace
 
 UFI_EXPORT int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context) {
-    return ufi::api::guarded([&] { return open(attr, fabric, context); });
+    return ufi::api::guarded([&] { return open("fi_fabric", attr, fabric, context); });
 }
 
 UFI_EXPORT int fi_fabric2(struct fi_info *info, struct fid_fabric **fabric, uint64_t flags,
@@ -88,5 +93,5 @@ UFI_EXPORT int fi_fabric2(struct fi_info *info, struct fid_fabric **fabric, uint
         UFI_LOG_WARN(ufi::log::Subsys::Fabric, "fi_fabric2: flags {:#x} are not defined", flags);
         return -FI_EBADFLAGS;
     }
-    return ufi::api::guarded([&] { return open(info->fabric_attr, fabric, context); });
+    return ufi::api::guarded([&] { return open("fi_fabric2", info->fabric_attr, fabric, context); });
 }

@@ -13,7 +13,10 @@ UFI_EXPORT int fi_open(uint32_t version, const char *name, void *attr, size_t at
     (void)attr_len;
     (void)flags;
     (void)context;
-    if (name == nullptr || fid == nullptr) return -FI_EINVAL;
+    if (name == nullptr || fid == nullptr) {
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_open: {} is NULL", name == nullptr ? "name" : "fid");
+        return -FI_EINVAL;
+    }
     UFI_LOG_INFO(ufi::log::Subsys::Core, "fi_open(\"{}\"): ufi offers no such service", name);
     return -FI_ENOSYS;
 }

@@ -5,6 +5,7 @@
 #include "api/provider_abi.h"
 #include "runtime/config/config.h"
 #include "runtime/config/parse.h"
+#include "runtime/info/c_enum.h"
 #include "runtime/log/log.h"
 
 #include <rdma/fabric.h>
@@ -37,13 +38,26 @@ std::string env_name(const fi_provider *provider, const char *param) {
     return name;
 }
 
-VarType to_var_type(fi_param_type type) {
+// `type` as the caller passed it: C callers may pass any int, so it is never loaded as the enum.
+VarType to_var_type(int type) {
     switch (type) {
         case FI_PARAM_INT: return VarType::Int;
         case FI_PARAM_BOOL: return VarType::Bool;
         case FI_PARAM_SIZE_T: return VarType::Size;
-        case FI_PARAM_STRING: default: return VarType::String;
+        default: return VarType::String;
     }
+}
+
+bool is_param_type(int type) { return type >= FI_PARAM_STRING && type <= FI_PARAM_SIZE_T; }
+
+// Names that make an environment variable: letters, digits and '_' (what libfabric's own
+// parameters use); a space or a '/' would define a variable no shell can set.
+bool is_param_name(const char *name) {
+    if (*name == '\0') return false;
+    for (const char *c = name; *c != '\0'; ++c) {
+        if (!isalnum(static_cast<unsigned char>(*c)) && *c != '_') return false;
+    }
+    return true;
 }
 
 fi_param_type to_param_type(VarType type) {
@@ -69,7 +83,11 @@ const char *intern(const std::string &value) {
 }
 
 int param_get(const fi_provider *provider, const char *param_name, void *value) {
-    if (param_name == nullptr || value == nullptr) return -FI_EINVAL;
+    if (param_name == nullptr || value == nullptr) {
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_param_get: {} is NULL",
+                     param_name == nullptr ? "param_name" : "value");
+        return -FI_EINVAL;
+    }
     const std::string name = env_name(provider, param_name);
     const auto &reg = ufi::config::registry();
     if (!reg.is_defined(name)) {
@@ -122,25 +140,54 @@ void free_params(fi_param *params) {
     free(params);
 }
 
+int param_define(const fi_provider *provider, const char *param_name, int type,
+                 const char *help) {
+    const std::string name = env_name(provider, param_name);
+    const auto &reg = ufi::config::registry();
+    // A variable ufi already knows (its table, or an earlier definition) is defined again by
+    // anyone who asks for the fi_param_type fi_param_get serves it as.
+    if (const auto existing = reg.type_of(name)) {
+        if (static_cast<int>(to_param_type(*existing)) == type) return 0;
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_param_define: {} is already defined with another type", name);
+        return -FI_EALREADY;
+    }
+    const int rc = ufi::config::registry_mutable().define_dynamic(name, to_var_type(type), help);
+    if (rc == -EEXIST) {
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_param_define: {} is already defined with another type", name);
+        return -FI_EALREADY;
+    }
+    if (rc == -ENOMEM) return -FI_ENOMEM;
+    return rc < 0 ? -FI_EINVAL : 0;
+}
+
 }  // namespace
 
 UFI_EXPORT int fi_param_define(const struct fi_provider *provider, const char *param_name,
-                               enum fi_param_type type, const char *help_string_fmt, ...) {
-    if (param_name == nullptr || help_string_fmt == nullptr) return -FI_EINVAL;
+                               enum fi_param_type type_arg, const char *help_string_fmt, ...) {
+    const int type = ufi::runtime::raw_enum(type_arg);
+    if (param_name == nullptr || help_string_fmt == nullptr || *help_string_fmt == '\0') {
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_param_define: {} is NULL{}",
+                     param_name == nullptr ? "param_name" : "help_string_fmt",
+                     param_name == nullptr ? "" : " or empty");
+        return -FI_EINVAL;
+    }
+    if (!is_param_type(type)) {
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_param_define({}): type {} is not an fi_param_type",
+                     param_name, type);
+        return -FI_EINVAL;
+    }
+    if (!is_param_name(param_name)) {
+        UFI_LOG_WARN(ufi::log::Subsys::Core,
+                     "fi_param_define: param_name \"{}\" must be letters, digits and '_' only",
+                     param_name);
+        return -FI_EINVAL;
+    }
     char help[1024];
     va_list ap;
     va_start(ap, help_string_fmt);
     vsnprintf(help, sizeof(help), help_string_fmt, ap);
     va_end(ap);
-    return ufi::api::guarded([&] {
-        const std::string name = env_name(provider, param_name);
-        const int rc = ufi::config::registry_mutable().define_dynamic(name, to_var_type(type), help);
-        if (rc == -EEXIST) {
-            UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_param_define: {} is already defined with another type", name);
-            return -FI_EALREADY;
-        }
-        return rc < 0 ? -FI_EINVAL : 0;
-    });
+    return ufi::api::guarded([&] { return param_define(provider, param_name, type, help); });
 }
 
 UFI_EXPORT int fi_param_get(struct fi_provider *provider, const char *param_name, void *value) {

@@ -2,7 +2,7 @@
 // UCS status codes to -FI_E*"), used wherever a UCT call's status becomes an fi return code.
 #pragma once
 
-#include <ucs/type/status.h>
+#include "transports/status.h"  // ucs_status_t (only transports/ includes UCX)
 
 namespace ufi::runtime {
 

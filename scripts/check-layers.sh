@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Enforces the layer rules of DESIGN.md on every quoted #include (dependencies point down):
+# Enforces the layer rules of DESIGN.md on every #include (dependencies point down):
 #   tools/      -> tools/ only (plus the public <rdma/...> and <ufi/...> headers)
 #   api/        -> api/, runtime/
 #   runtime/    -> runtime/, transports/           (never api/ or tools/)
 #   transports/ -> transports/, runtime/config/, runtime/log/
 #   runtime/config/, runtime/log/ (the service layer) -> each other only
-# Exit 1 and one line per violation.
+# and only transports/ includes UCX and hwloc headers (<uct/...>, <ucs/...>, <ucm/...>,
+# <hwloc...>): every other layer reaches them through a transports/ function.
+# Quoted includes are project paths; angle-bracket ones are checked for UCX and hwloc only.
+# Usage: check-layers.sh [ROOT] (default: this repository). Exit 1 and one line per violation.
 set -uo pipefail
-cd "${1:-$(dirname "$0")/..}"
+cd "${1:-$(dirname "$0")/..}" || exit 2
 
 allowed() {  # allowed <file> <included path>
   local file=$1 inc=$2
@@ -21,6 +24,28 @@ allowed() {  # allowed <file> <included path>
   esac
 }
 
+# UCX (uct, ucs, ucm) and hwloc headers: transports/ only.
+system_allowed() {  # system_allowed <file> <included path>
+  local file=$1 inc=$2
+  case "$inc" in
+    uct/*|ucs/*|ucm/*|hwloc*) [[ $file == transports/* ]] ;;
+    *) return 0 ;;
+  esac
+}
+
+# The files to check: tracked ones in a git checkout, else every source file (a copy, or the
+# self-test's fixture trees).
+list_files() {
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
+     [ "$(git rev-parse --show-prefix 2>/dev/null)" = "" ]; then
+    git ls-files 'api/*.cpp' 'api/*.h' 'runtime/*' 'transports/*' 'tools/*' |
+      grep -E '\.(c|cc|cpp|h|hpp)$'
+  else
+    find api runtime transports tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' \
+      -o -name '*.h' -o -name '*.hpp' \) 2>/dev/null | sort
+  fi
+}
+
 violations=0
 while IFS= read -r file; do
   while IFS= read -r inc; do
@@ -31,7 +56,13 @@ while IFS= read -r file; do
       violations=$((violations + 1))
     fi
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
-done < <(git ls-files 'api/*.cpp' 'api/*.h' 'runtime/*' 'transports/*' 'tools/*' 2>/dev/null | grep -E '\.(c|cc|cpp|h|hpp)$' || find api runtime transports tools -name '*.[ch]*')
+  while IFS= read -r inc; do
+    if ! system_allowed "$file" "$inc"; then
+      echo "layer violation: $file includes <$inc> (only transports/ may use UCX and hwloc)"
+      violations=$((violations + 1))
+    fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<[[:space:]]*\([^>[:space:]]*\)[[:space:]]*>.*/\1/p' "$file")
+done < <(list_files)
 
 if [ "$violations" -ne 0 ]; then
   echo "$violations layer violation(s); see DESIGN.md (Layers)"

@@ -9,6 +9,7 @@ packages=(
   libucx-dev ucx-utils          # UCT/UCS/UCM headers and ucx_info/ucx_perftest (benchmarks)
   libhwloc-dev                  # topology
   libspdlog-dev libfmt-dev      # logging
+  nlohmann-json3-dev            # ufi_info --json (header-only)
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmark programs
   libfabric-bin                 # compat tests: Debian's fi_info / fi_pingpong against our libfabric.so.1
   iproute2                      # network-namespace tests

@@ -4,11 +4,6 @@
 
 namespace ufi::transports {
 
-std::string to_string(ucs_status_t status) {
-    const char *s = ucs_status_string(status);
-    return s != nullptr ? std::string(s) : "unknown status " + std::to_string(int(status));
-}
-
 namespace detail {
 
 void release_md_config(uct_md_config_t *config) {

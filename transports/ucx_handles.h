@@ -9,6 +9,8 @@
 // need them.
 #pragma once
 
+#include "transports/status.h"
+
 #include <uct/api/uct.h>
 
 #include <cstddef>
@@ -17,9 +19,6 @@
 #include <utility>
 
 namespace ufi::transports {
-
-// The readable name of a UCS status ("Success", "Input/output error", ...).
-std::string to_string(ucs_status_t status);
 
 namespace detail {
 

@@ -1,4 +1,7 @@
 // Every environment variable ufi reads: add one line here (and read it through registry()).
+// A variable libfabric defines too (FI_*) has the type fi_param_get serves libfabric's
+// FI_PARAM_* type with: Size for FI_PARAM_SIZE_T (a size_t), Int and Bool for FI_PARAM_INT and
+// FI_PARAM_BOOL (an int), any other for FI_PARAM_STRING (a char *).
 #include "runtime/config/variables.h"
 
 namespace ufi::config {
@@ -13,14 +16,14 @@ constexpr VarDef table[] = {
     {"UFI_TLS", List, "all", "Transports to use, as UCX_TLS: names or aliases (shm/sm, mm, tcp, ib, rc, ud, dc, cuda, rocm, all); a leading ^ excludes the listed ones"},
     {"UFI_NET_DEVICES", List, "all", "Network devices to use, e.g. mlx5_0:1,eth0 (all: every device); a leading ^ excludes the listed ones"},
     {"UFI_LOG_LEVEL", Enum, "", "Log level; unset: FI_LOG_LEVEL if set, else warn", "off,error,warn,info,debug,trace"},
-    {"UFI_LOG_FILE", String, "", "Where log lines go: stderr (unset), stdout, or a file path (appended to); %p in it is replaced by the process id"},
+    {"UFI_LOG_FILE", String, "", "Where log lines go: stderr (unset), stdout, or a file path (appended to; its folder must exist, else stderr); %p in it is replaced by the process id"},
     {"FI_LOG_LEVEL", Enum, "", "libfabric's log level, used when UFI_LOG_LEVEL is unset; each maps to the ufi level of the same name (trace is the most verbose)", "warn,trace,info,debug"},
     {"FI_LOG_PROV", String, "", "Log only these providers (comma list; ufi logs as provider ufi); a leading ^ excludes the listed ones"},
     {"FI_LOG_SUBSYS", String, "", "Log only these subsystems: core, fabric, domain, ep_ctrl, ep_data, av, cq, eq, mr, cntr; a leading ^ excludes the listed ones"},
     {"FI_PROVIDER", List, "", "Providers to use (libfabric's provider filter); a leading ^ excludes the listed ones"},
     {"FI_PROVIDER_EXCLUDE", List, "", "Providers to exclude"},
     {"FI_MR_CACHE_MAX_SIZE", Size, "unlimited", "Bytes of registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first)"},
-    {"FI_MR_CACHE_MAX_COUNT", Int, "1024", "Registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first); 0 turns the cache off"},
+    {"FI_MR_CACHE_MAX_COUNT", Size, "1024", "Registrations the registration cache keeps (unused ones beyond it are evicted, least recently used first); 0 turns the cache off"},
     {"FI_MR_CACHE_MONITOR", Enum, "", "How the registration cache learns of unmapped memory: ufi always uses UCX's ucm memory events; disabled turns the cache off (libfabric's other monitors are accepted and mean ucm)", "ucm,memhooks,userfaultfd,uffd,kdreg2,disabled"},
     {"UFI_AV_SHM_DIR", String, "/dev/shm", "Directory (tmpfs) holding the files of named, shared address vectors (fi_av_attr::name)"},
     {"UFI_AV_SHM_LOCK_TIMEOUT", Int, "5000", "Milliseconds fi_av_open waits for another process to release a named AV's file lock before it fails with -FI_EBUSY, naming the holder"},

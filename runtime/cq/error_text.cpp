@@ -1,6 +1,6 @@
 #include "runtime/cq/error_text.h"
 
-#include <ucs/type/status.h>
+#include "transports/status.h"
 
 #include <cstdio>
 #include <cstring>
@@ -10,7 +10,7 @@ namespace ufi::runtime::errtext {
 const char *describe(int prov_errno, const char *(*fi_text)(int), char *buf, size_t len) noexcept {
     const bool into_buf = buf != nullptr && len > 0;
     if (prov_errno < 0) {
-        const char *ucs = ucs_status_string(static_cast<ucs_status_t>(prov_errno));
+        const char *ucs = transports::status_text(prov_errno);
         if (!into_buf) return ucs;
         snprintf(buf, len, "%s (UCS status %d)", ucs, prov_errno);
         return buf;

@@ -6,16 +6,15 @@
 #include "runtime/version.h"
 #include "transports/discovery.h"
 #include "transports/flag_names.h"
+#include "transports/op_limits.h"
 #include "transports/selection.h"
 #include "transports/topology.h"
 #include "transports/topology_view.h"
+#include "transports/versions.h"
 
 #include <rdma/fabric.h>
 
-#include <hwloc.h>
 #include <spdlog/version.h>
-#include <uct/api/uct.h>
-#include <uct/api/version.h>
 
 #include <cmath>
 #include <cstdio>
@@ -56,17 +55,6 @@ std::string version_string(uint32_t v) {
     return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
 }
 
-std::string hwloc_version() {
-    const unsigned v = hwloc_get_api_version();
-    return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." +
-           std::to_string(v & 0xff);
-}
-
-// Sizes of an operation family that the transport supports (flag set), as ucx_info shows.
-void add_size(Record &rec, const transports::Resource &r, uint64_t flag, const char *key, size_t value) {
-    if (r.has(flag)) rec.num(key, static_cast<uint64_t>(value));
-}
-
 Record transport_record(const transports::Resource &r, const transports::TopologyView &view) {
     Record rec{"transport", r.label(), {}};
     rec.str("transport", r.tl).str("device", r.dev).str("component", r.component).str("md", r.md);
@@ -91,19 +79,9 @@ Record transport_record(const transports::Resource &r, const transports::Topolog
     rec.num("max_eps", static_cast<uint64_t>(r.perf.max_num_eps));
     rec.num("num_paths", static_cast<uint64_t>(r.perf.dev_num_paths));
     const auto &l = r.limits;
-    add_size(rec, r, UCT_IFACE_FLAG_AM_SHORT, "am_short_max", l.am.max_short);
-    add_size(rec, r, UCT_IFACE_FLAG_AM_BCOPY, "am_bcopy_max", l.am.max_bcopy);
-    add_size(rec, r, UCT_IFACE_FLAG_AM_ZCOPY, "am_zcopy_max", l.am.max_zcopy);
-    add_size(rec, r, UCT_IFACE_FLAG_AM_ZCOPY, "am_zcopy_max_iov", l.am.max_iov);
-    add_size(rec, r, UCT_IFACE_FLAG_AM_ZCOPY, "am_zcopy_max_hdr", l.am.max_hdr);
-    add_size(rec, r, UCT_IFACE_FLAG_PUT_SHORT, "put_short_max", l.put.max_short);
-    add_size(rec, r, UCT_IFACE_FLAG_PUT_BCOPY, "put_bcopy_max", l.put.max_bcopy);
-    add_size(rec, r, UCT_IFACE_FLAG_PUT_ZCOPY, "put_zcopy_max", l.put.max_zcopy);
-    add_size(rec, r, UCT_IFACE_FLAG_PUT_ZCOPY, "put_zcopy_max_iov", l.put.max_iov);
-    add_size(rec, r, UCT_IFACE_FLAG_GET_SHORT, "get_short_max", l.get.max_short);
-    add_size(rec, r, UCT_IFACE_FLAG_GET_BCOPY, "get_bcopy_max", l.get.max_bcopy);
-    add_size(rec, r, UCT_IFACE_FLAG_GET_ZCOPY, "get_zcopy_max", l.get.max_zcopy);
-    add_size(rec, r, UCT_IFACE_FLAG_GET_ZCOPY, "get_zcopy_max_iov", l.get.max_iov);
+    // Sizes of the operations the transport supports, as ucx_info shows them.
+    for (const transports::SizeLimit &lim : transports::op_size_limits(r))
+        rec.num(std::string(lim.name), static_cast<uint64_t>(lim.value));
     if (l.atomic32.op_flags | l.atomic32.fop_flags) {
         rec.list("atomic32_post", transports::atomic_op_names(l.atomic32.op_flags));
         rec.list("atomic32_fetch", transports::atomic_op_names(l.atomic32.fop_flags));
@@ -138,8 +116,8 @@ Report versions_report() {
                       .str("provider_version", version_string(info::provider_version())));
     out.push_back(Record{"version", "libfabric_api", {}}.str(
         "version", version_string(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION))));
-    out.push_back(Record{"version", "ucx", {}}.str("version", UCT_VERNO_STRING));
-    out.push_back(Record{"version", "hwloc", {}}.str("version", hwloc_version()));
+    out.push_back(Record{"version", "ucx", {}}.str("version", transports::ucx_version()));
+    out.push_back(Record{"version", "hwloc", {}}.str("version", transports::hwloc_version()));
     out.push_back(Record{"version", "spdlog", {}}.str(
         "version", std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) + "." +
                        std::to_string(SPDLOG_VER_PATCH)));
@@ -207,7 +185,8 @@ Report topology_report() {
     out.push_back(std::move(binding));
     for (const auto &dev : topo.devices()) {
         Record rec{"device", dev.name, {}};
-        rec.str("kind", std::string(transports::to_string(dev.kind)));
+        // Not "kind": every record has its own kind ("device"), and JSON keys must be unique.
+        rec.str("device_kind", std::string(transports::to_string(dev.kind)));
         if (!dev.subtype.empty()) rec.str("subtype", dev.subtype);
         if (dev.pci_bus_id) rec.str("pci_bus_id", *dev.pci_bus_id);
         if (dev.numa_node) rec.num("numa_node", static_cast<uint64_t>(*dev.numa_node));

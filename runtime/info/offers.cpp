@@ -4,16 +4,17 @@
 #include "runtime/log/log.h"
 #include "transports/address.h"
 #include "transports/discovery.h"
+#include "transports/op_limits.h"
 #include "transports/selection_config.h"
 #include "transports/topology.h"
 #include "transports/topology_view.h"
 
-#include <uct/api/uct.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 namespace ufi::runtime::info {
 
@@ -22,16 +23,10 @@ namespace {
 constexpr size_t kUctAmHeader = 8;  // am_short's 64-bit header, counted in max_short
 
 size_t inject_of(const transports::Resource &r) {
-    size_t limit = 0;
-    if (r.has(UCT_IFACE_FLAG_AM_SHORT)) {
-        limit = r.limits.am.max_short;
-    } else if (r.has(UCT_IFACE_FLAG_AM_BCOPY)) {
-        limit = r.limits.am.max_bcopy;
-    } else {
-        return std::numeric_limits<size_t>::max();  // carries no messages (e.g. cma)
-    }
+    const std::optional<size_t> limit = transports::am_send_max(r);
+    if (!limit) return std::numeric_limits<size_t>::max();  // carries no messages (e.g. cma)
     const size_t overhead = kUctAmHeader + kEagerShortOverhead;
-    return limit > overhead ? limit - overhead : 0;
+    return *limit > overhead ? *limit - overhead : 0;
 }
 
 }  // namespace
@@ -55,15 +50,9 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
         const transports::Resource &r = resources[idx];
         chosen.push_back(&r);
         inject = std::min(inject, inject_of(r));
-        if (r.has(UCT_IFACE_FLAG_AM_ZCOPY) && r.limits.am.max_iov > 0) {
-            iov = std::min(iov, r.limits.am.max_iov);
-        }
-        if (r.has(UCT_IFACE_FLAG_PUT_ZCOPY) && r.limits.put.max_iov > 0) {
-            rma_iov = std::min(rma_iov, r.limits.put.max_iov);
-        }
-        if (r.has(UCT_IFACE_FLAG_GET_ZCOPY) && r.limits.get.max_iov > 0) {
-            rma_iov = std::min(rma_iov, r.limits.get.max_iov);
-        }
+        if (const size_t n = transports::am_zcopy_max_iov(r); n > 0) iov = std::min(iov, n);
+        if (const size_t n = transports::put_zcopy_max_iov(r); n > 0) rma_iov = std::min(rma_iov, n);
+        if (const size_t n = transports::get_zcopy_max_iov(r); n > 0) rma_iov = std::min(rma_iov, n);
     }
     for (size_t idx : choice.net_resources) {
         if (idx < resources.size() && offer.ip_addrs.empty()) offer.ip_addrs = resources[idx].ip_addrs;

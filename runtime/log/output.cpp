@@ -1,4 +1,5 @@
 // Where lines go (stderr, stdout or UFI_LOG_FILE through spdlog) and their libfabric format.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -34,6 +35,18 @@ std::shared_ptr<spdlog::logger> make_logger(std::shared_ptr<spdlog::sinks::sink>
     return logger;
 }
 
+namespace {
+
+// The folder a file path names ("." for a bare file name, "/" for a file at the root).
+std::string parent_folder(const std::string &path) {
+    const size_t slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+}  // namespace
+
 std::shared_ptr<spdlog::sinks::sink> make_sink(const std::string &spec,
                                                std::vector<std::string> &warnings) {
     if (spec.empty() || spec == "stderr") return std::make_shared<spdlog::sinks::stderr_sink_mt>();
@@ -46,6 +59,15 @@ std::shared_ptr<spdlog::sinks::sink> make_sink(const std::string &spec,
         } else {
             path += spec[i];
         }
+    }
+    // spdlog creates missing parent folders: a mistyped UFI_LOG_FILE would create folders
+    // wherever the process may write. The file is opened only in a folder that exists.
+    const std::string folder = parent_folder(path);
+    struct stat st{};
+    if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        warnings.push_back("cannot open UFI_LOG_FILE '" + path + "': '" + folder +
+                           "' is not an existing folder (ufi creates none); logging to stderr");
+        return std::make_shared<spdlog::sinks::stderr_sink_mt>();
     }
     try {
         return std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);

@@ -102,7 +102,9 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
     MrState *state = mr_state_of(domain);
     if (state == nullptr) return KeyCheck::UnknownKey;
     return state->keys.visit(key, [&](Mr *mr) {
-        if (mr == nullptr) return KeyCheck::UnknownKey;
+        // A local-only region is in the table for its key's sake only: peers never reach it.
+        if (mr == nullptr || (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) == 0)
+            return KeyCheck::UnknownKey;
         if (!mr->enabled.load(std::memory_order_acquire)) return KeyCheck::Disabled;
         if ((mr->access & access) != access) return KeyCheck::AccessDenied;
         if (addr + len < addr) return KeyCheck::OutOfBounds;
@@ -160,7 +162,9 @@ int build_key_reply(Domain *domain, std::uint64_t key, std::vector<std::uint8_t>
     if (state == nullptr) return -FI_ENOMEM;
     try {
         return state->keys.visit(key, [&](Mr *mr) {
-            if (mr == nullptr) return -FI_EKEYREJECTED;
+            // A local-only region is not reachable by peers: as if there were no such key.
+            if (mr == nullptr || (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) == 0)
+                return -FI_EKEYREJECTED;
             if (!mr->enabled.load(std::memory_order_acquire)) return -FI_EACCES;
             if (mr->single_use && mr->consumed.load()) return -FI_EKEYREJECTED;
             std::lock_guard<std::mutex> lock(mr->mutex);

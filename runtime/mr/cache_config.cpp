@@ -8,8 +8,9 @@ CacheSettings read_cache_settings(const config::Registry &registry, bool thread_
     CacheSettings s;
     s.config.thread_safe = thread_safe;
     s.config.max_size = registry.get_size("FI_MR_CACHE_MAX_SIZE");
-    const int64_t count = registry.get_int("FI_MR_CACHE_MAX_COUNT");
-    s.config.max_count = count < 0 ? 0 : static_cast<std::size_t>(count);
+    // A size_t, as libfabric defines it: a negative value is refused by the registry (with a
+    // warning naming it) and the default used, as for FI_MR_CACHE_MAX_SIZE.
+    s.config.max_count = registry.get_size("FI_MR_CACHE_MAX_COUNT");
     s.monitor = registry.get_string("FI_MR_CACHE_MONITOR");
     if (s.monitor == "disabled") {
         s.config.enabled = false;

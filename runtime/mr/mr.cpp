@@ -76,6 +76,13 @@ bool range_is_mapped(std::uintptr_t addr, std::size_t len) {
     return msync(reinterpret_cast<void *>(start), addr + len - start, MS_ASYNC) == 0;
 }
 
+// The domain's mr_iov_limit: how many buffers one registration (and one refresh) may name.
+std::size_t mr_iov_limit(const Domain &domain) {
+    return domain.info != nullptr && domain.info->domain_attr != nullptr
+               ? domain.info->domain_attr->mr_iov_limit
+               : 1;
+}
+
 bool contains(const Segment &outer, std::uintptr_t addr, std::size_t len) {
     return addr >= outer.addr && addr + len <= outer.addr + outer.len;
 }
@@ -208,9 +215,7 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
     // Segments.
     const bool dmabuf = (req.flags & FI_MR_DMABUF) != 0;
     const std::size_t count = dmabuf ? req.dmabuf.size() : req.iov.size();
-    const std::size_t limit = domain->info != nullptr && domain->info->domain_attr != nullptr
-                                  ? domain->info->domain_attr->mr_iov_limit
-                                  : 1;
+    const std::size_t limit = mr_iov_limit(*domain);
     if (count == 0) {
         UFI_LOG_WARN(Subsys::Mr, "{}: {} is empty (count 0)", call, dmabuf ? "dmabuf" : "iov");
         return -FI_EINVAL;
@@ -429,14 +434,11 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     }
     mr->segments = std::move(segs);
 
-    // The key: only regions peers may access need one in the table.
-    mr->in_key_table = (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) != 0;
-    if (mr->in_key_table) {
-        rc = state->keys.insert(mr.get(), req.requested_key, &mr->table_key);
-    } else {
-        mr->table_key = policy.provider_keys ? 0 : req.requested_key;
-        rc = 0;
-    }
+    // The key: every region takes one from the table, local-only regions too, so that the
+    // requested-key rules (in range, not in use: fi_mr(3)) hold for every key fi_mr_key
+    // returns. Peers still cannot use a local-only region: it grants no remote access.
+    rc = state->keys.insert(mr.get(), req.requested_key, &mr->table_key);
+    mr->in_key_table = rc == 0;
     if (rc != 0) {
         if (rc == -FI_ENOKEY) {
             UFI_LOG_WARN(Subsys::Mr, "{}: requested_key {:#x} is already in use in this domain",
@@ -616,6 +618,13 @@ int refresh_mr(Mr *mr, std::span<const iovec> iov, std::uint64_t flags) {
         UFI_LOG_WARN(Subsys::Mr, "fi_mr_refresh: flags {:#x} are not defined (must be 0)", flags);
         return -FI_EBADFLAGS;
     }
+    // The same bound as fi_mr_regv/regattr: never read more entries than a region may have.
+    const std::size_t limit = mr_iov_limit(*mr->domain);
+    if (iov.size() > limit) {
+        UFI_LOG_WARN(Subsys::Mr, "fi_mr_refresh: iov_count {} exceeds the domain's mr_iov_limit {}",
+                     iov.size(), limit);
+        return -FI_EINVAL;
+    }
     std::vector<std::pair<std::uintptr_t, std::size_t>> ranges;
     for (std::size_t i = 0; i < iov.size(); ++i) {
         const auto addr = reinterpret_cast<std::uintptr_t>(iov[i].iov_base);
@@ -776,7 +785,14 @@ int map_raw(Domain *domain, std::uint64_t base_addr, const std::uint8_t *raw_key
                      base_addr, expected);
         return -FI_EINVAL;
     }
-    mapped->rkeys.unpack(b);
+    // The checksum only catches accidents: a forged key, or one from another UCX version, may
+    // carry rkeys of any size, and UCT reads an rkey by its own packed size.
+    if (!transports::UnpackedRkeys::sizes_match(b, state->mds, &why)) {
+        UFI_LOG_WARN(Subsys::Mr, "fi_mr_map_raw: raw_key ({} bytes) is not a valid ufi key: {}",
+                     key_size, why);
+        return -FI_EINVAL;
+    }
+    mapped->rkeys.unpack(b, state->mds);
     for (std::size_t s = 0; s < b.segments.size(); ++s) {
         for (std::size_t m = 0; m < b.mds.size(); ++m) {
             const auto &e = mapped->rkeys.at(s, m);

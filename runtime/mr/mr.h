@@ -61,10 +61,9 @@ struct Mr : fid_mr {
     std::uint64_t reg_flags = 0;  // the registration call's flags
     std::uint64_t table_key =
         0;  // the key in the table (fid_mr::key is FI_KEY_NOTAVAIL under FI_MR_RAW)
-    // Regions without remote access are not in the key table: peers never name them, so
-    // their requested_key is not reserved (fi_mr(3) lets it be ignored), and registering
-    // local buffers with the same key twice works.
-    bool in_key_table = true;
+    // Every region is in the key table once registered (local-only ones too: their requested
+    // key is checked and reserved like any other); false only before it got its key.
+    bool in_key_table = false;
     bool virt_addr = false;   // peers address it by virtual address
     bool single_use = false;  // FI_MR_SINGLE_USE
     std::atomic<bool> consumed{false};

@@ -164,50 +164,44 @@ int print_fi_list(FILE *out, const FiListOptions &opts) {
     return 0;
 }
 
-int write_fi_list_json(JsonWriter &json, const FiListOptions &opts) {
+int fi_list_json(const FiListOptions &opts, Json &out) {
     InfoPtr info;
     const int rc = run_getinfo(opts, info);
     if (rc == -FI_EINVAL && !info) return 2;
-    json.begin_object();
-    json.key("status");
-    json.raw(std::to_string(rc));
-    json.key("entries");
-    json.begin_array();
+    Json entries = Json::array();
     for (fi_info *cur = info.get(); cur != nullptr; cur = cur->next) {
-        json.begin_object();
-        auto str = [&](const char *k, const std::string &v) { json.key(k); json.string(v); };
-        auto num = [&](const char *k, uint64_t v) { json.key(k); json.raw(std::to_string(v)); };
-        auto arr = [&](const char *k, const std::vector<std::string> &v) { json.key(k); json.string_array(v); };
-        str("provider", cur->fabric_attr->prov_name);
-        str("fabric", cur->fabric_attr->name);
-        str("domain", cur->domain_attr->name);
-        str("version", std::to_string(FI_MAJOR(cur->fabric_attr->prov_version)) + "." +
-                           std::to_string(FI_MINOR(cur->fabric_attr->prov_version)));
-        str("type", tostr(&cur->ep_attr->type, FI_TYPE_EP_TYPE));
-        str("protocol", tostr(&cur->ep_attr->protocol, FI_TYPE_PROTOCOL));
-        str("transports", domain_transports(cur->domain_attr->name));
-        arr("caps", flag_names(cur->caps, FI_TYPE_CAPS));
-        arr("mode", flag_names(cur->mode, FI_TYPE_MODE));
-        str("addr_format", tostr(&cur->addr_format, FI_TYPE_ADDR_FORMAT));
-        arr("mr_mode", flag_names(static_cast<uint64_t>(static_cast<unsigned>(cur->domain_attr->mr_mode)), FI_TYPE_MR_MODE));
-        str("threading", tostr(&cur->domain_attr->threading, FI_TYPE_THREADING));
-        str("data_progress", tostr(&cur->domain_attr->data_progress, FI_TYPE_PROGRESS));
-        str("av_type", tostr(&cur->domain_attr->av_type, FI_TYPE_AV_TYPE));
-        num("inject_size", cur->tx_attr->inject_size);
-        num("max_msg_size", cur->ep_attr->max_msg_size);
-        num("iov_limit", cur->tx_attr->iov_limit);
-        num("rma_iov_limit", cur->tx_attr->rma_iov_limit);
-        num("tx_size", cur->tx_attr->size);
-        num("rx_size", cur->rx_attr->size);
-        num("mr_key_size", cur->domain_attr->mr_key_size);
-        num("cq_data_size", cur->domain_attr->cq_data_size);
-        num("max_ep_auth_key", cur->domain_attr->max_ep_auth_key);
-        json.end_object();
+        Json e = Json::object();
+        e["provider"] = cur->fabric_attr->prov_name;
+        e["fabric"] = cur->fabric_attr->name;
+        e["domain"] = cur->domain_attr->name;
+        e["version"] = std::to_string(FI_MAJOR(cur->fabric_attr->prov_version)) + "." +
+                       std::to_string(FI_MINOR(cur->fabric_attr->prov_version));
+        e["type"] = tostr(&cur->ep_attr->type, FI_TYPE_EP_TYPE);
+        e["protocol"] = tostr(&cur->ep_attr->protocol, FI_TYPE_PROTOCOL);
+        e["transports"] = domain_transports(cur->domain_attr->name);
+        e["caps"] = flag_names(cur->caps, FI_TYPE_CAPS);
+        e["mode"] = flag_names(cur->mode, FI_TYPE_MODE);
+        e["addr_format"] = tostr(&cur->addr_format, FI_TYPE_ADDR_FORMAT);
+        e["mr_mode"] = flag_names(static_cast<uint64_t>(static_cast<unsigned>(cur->domain_attr->mr_mode)),
+                                  FI_TYPE_MR_MODE);
+        e["threading"] = tostr(&cur->domain_attr->threading, FI_TYPE_THREADING);
+        e["data_progress"] = tostr(&cur->domain_attr->data_progress, FI_TYPE_PROGRESS);
+        e["av_type"] = tostr(&cur->domain_attr->av_type, FI_TYPE_AV_TYPE);
+        e["inject_size"] = cur->tx_attr->inject_size;
+        e["max_msg_size"] = cur->ep_attr->max_msg_size;
+        e["iov_limit"] = cur->tx_attr->iov_limit;
+        e["rma_iov_limit"] = cur->tx_attr->rma_iov_limit;
+        e["tx_size"] = cur->tx_attr->size;
+        e["rx_size"] = cur->rx_attr->size;
+        e["mr_key_size"] = cur->domain_attr->mr_key_size;
+        e["cq_data_size"] = cur->domain_attr->cq_data_size;
+        e["max_ep_auth_key"] = cur->domain_attr->max_ep_auth_key;
+        entries.push_back(std::move(e));
     }
-    json.end_array();
-    json.key("reasons");
-    json.string_array(rc == 0 ? std::vector<std::string>{} : explanation());
-    json.end_object();
+    out = Json::object();
+    out["status"] = rc;
+    out["entries"] = std::move(entries);
+    out["reasons"] = rc == 0 ? std::vector<std::string>{} : explanation();
     return rc == 0 ? 0 : 1;
 }
 

@@ -2,7 +2,7 @@
 // (or as JSON), and, when nothing matches, why (ufi's getinfo explanation).
 #pragma once
 
-#include "tools/ufi_info/json_writer.h"
+#include "tools/ufi_info/reports.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +23,7 @@ bool parse_ep_type(const std::string &text, int &ep_type);
 
 // Exit status: 0 when entries were found, 1 when fi_getinfo found none, 2 on bad options.
 int print_fi_list(FILE *out, const FiListOptions &opts);
-int write_fi_list_json(JsonWriter &json, const FiListOptions &opts);
+// The same as a JSON object {"status", "entries", "reasons"} in `out`.
+int fi_list_json(const FiListOptions &opts, Json &out);
 
 }  // namespace ufi_info

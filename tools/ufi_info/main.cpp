@@ -1,13 +1,13 @@
 // ufi_info: diagnose a node, modelled on ucx_info and fi_info. Uses only libfabric's C API
 // and ufi's small extension (ufi/ufi_ext.h), as any user could.
 #include "tools/ufi_info/fi_list.h"
-#include "tools/ufi_info/json_writer.h"
 #include "tools/ufi_info/reports.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -86,17 +86,15 @@ bool parse(int argc, char **argv, Options &o) {
 
 int run_json(const Options &o) {
     using namespace ufi_info;
-    JsonWriter json(stdout);
+    Json doc = Json::object();
     int status = 0;
-    json.begin_object();
     auto report = [&](const char *key, ufi_ext_topic topic) {
         ReportHandle r(topic);
-        json.key(key);
         if (r.error()) {
-            json.raw("null");
+            doc[key] = nullptr;
             status = 1;
         } else {
-            write_report_json(json, r);
+            doc[key] = report_json(r);
         }
     };
     const bool summary = !(o.version || o.devices || o.config || o.topology || o.fi_info);
@@ -106,13 +104,16 @@ int run_json(const Options &o) {
     if (o.topology) report("topology", UFI_EXT_TOPOLOGY);
     if (summary) report("domains", UFI_EXT_DOMAINS);
     if (o.fi_info) {
-        json.key("fi_info");
-        const int rc = write_fi_list_json(json, o.fi);
+        Json list;
+        const int rc = fi_list_json(o.fi, list);
         if (rc == 2) return 2;
+        doc["fi_info"] = std::move(list);
         status = status ? status : rc;
     }
-    json.end_object();
-    json.finish();
+    // Whole or nothing: the document is printed once it is complete. Bytes that are not UTF-8
+    // (a device name, say) are replaced rather than making the output invalid.
+    const std::string text = doc.dump(-1, ' ', false, Json::error_handler_t::replace);
+    fprintf(stdout, "%s\n", text.c_str());
     return status;
 }
 
@@ -124,7 +125,14 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    if (o.json) return run_json(o);
+    if (o.json) {
+        try {
+            return run_json(o);
+        } catch (const std::exception &e) {
+            fprintf(stderr, "ufi_info: cannot write the JSON: %s\n", e.what());
+            return 1;
+        }
+    }
     using namespace ufi_info;
     int status = 0;
     if (!(o.version || o.devices || o.config || o.topology || o.fi_info)) return print_summary(stdout) ? 1 : 0;

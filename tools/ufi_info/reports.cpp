@@ -30,33 +30,45 @@ std::vector<std::string> split_list(const std::string &value) {
     return items;
 }
 
-void write_report_json(JsonWriter &json, const ReportHandle &report) {
-    json.begin_array();
+namespace {
+
+// A typed field value: numbers and booleans as JSON literals, lists as arrays of strings.
+Json field_json(const ufi_ext_field &fld) {
+    switch (fld.kind) {
+        case UFI_EXT_NUMBER: {
+            Json n = Json::parse(fld.value, nullptr, /*allow_exceptions=*/false);
+            return n.is_number() ? n : Json(fld.value);
+        }
+        case UFI_EXT_BOOL:
+            return Json(strcmp(fld.value, "true") == 0);
+        case UFI_EXT_LIST:
+            return Json(split_list(fld.value));
+        default:
+            return Json(fld.value);
+    }
+}
+
+}  // namespace
+
+Json report_json(const ReportHandle &report) {
+    Json records = Json::array();
     for (size_t i = 0; i < report.size(); ++i) {
         const ufi_ext_record &rec = report[i];
-        json.begin_object();
-        json.key("kind");
-        json.string(rec.kind);
-        json.key("name");
-        json.string(rec.name);
+        Json obj = Json::object();
+        obj["kind"] = rec.kind;
+        obj["name"] = rec.name;
         for (size_t f = 0; f < rec.nfields; ++f) {
             const ufi_ext_field &fld = rec.fields[f];
-            json.key(fld.key);
-            switch (fld.kind) {
-                case UFI_EXT_NUMBER:
-                case UFI_EXT_BOOL:
-                    json.raw(fld.value);
-                    break;
-                case UFI_EXT_LIST:
-                    json.string_array(split_list(fld.value));
-                    break;
-                default:
-                    json.string(fld.value);
+            if (obj.contains(fld.key)) {
+                fprintf(stderr, "ufi_info: %s record %s repeats the key \"%s\": left out of the JSON\n",
+                        rec.kind, rec.name, fld.key);
+                continue;
             }
+            obj[fld.key] = field_json(fld);
         }
-        json.end_object();
+        records.push_back(std::move(obj));
     }
-    json.end_array();
+    return records;
 }
 
 namespace {
@@ -168,7 +180,7 @@ int print_topology(FILE *out) {
         const auto &rec = r[i];
         if (strcmp(rec.kind, "device") != 0) continue;
         auto dash = [](const std::string &s) { return s.empty() ? std::string("-") : s; };
-        fprintf(out, "  %-12s %-12s %-14s %-5s %-8s %-12s %s\n", rec.name, field(rec, "kind").c_str(),
+        fprintf(out, "  %-12s %-12s %-14s %-5s %-8s %-12s %s\n", rec.name, field(rec, "device_kind").c_str(),
                 dash(field(rec, "pci_bus_id")).c_str(), dash(field(rec, "numa_node")).c_str(),
                 dash(field(rec, "package")).c_str(), dash(field(rec, "near_cpus")).c_str(),
                 field(rec, "distance").c_str());

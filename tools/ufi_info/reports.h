@@ -2,8 +2,7 @@
 // JSON for scripts. Each returns 0 or a negative fi errno.
 #pragma once
 
-#include "tools/ufi_info/json_writer.h"
-
+#include <nlohmann/json.hpp>
 #include <ufi/ufi_ext.h>
 
 #include <cstdio>
@@ -32,8 +31,13 @@ private:
 std::string field(const ufi_ext_record &rec, const char *key);
 std::vector<std::string> split_list(const std::string &value);
 
-// Writes a report as a JSON array of {"kind", "name", <fields with typed values>}.
-void write_report_json(JsonWriter &json, const ReportHandle &report);
+// JSON documents keep their members in the order written.
+using Json = nlohmann::ordered_json;
+
+// A report as a JSON array of {"kind", "name", <fields with typed values>}. Keys are unique
+// (a JSON parser keeps only the last of two): a field that repeats a key already written is
+// left out, with a note on stderr.
+Json report_json(const ReportHandle &report);
 
 int print_versions(FILE *out);
 int print_transports(FILE *out);

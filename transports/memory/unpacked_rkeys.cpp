@@ -1,11 +1,22 @@
 #include "transports/memory/unpacked_rkeys.h"
 
-#include "transports/memory/memory_domains.h"
 #include "transports/ucx_handles.h"
 
 #include <utility>
 
 namespace ufi::transports {
+
+namespace {
+
+// The MD of `local` that the bundle's MD entry names (component and md name), or nullptr.
+const MemoryDomain *local_md(const RkeyBundle::MdEntry &entry, const MemoryDomains &local) {
+    for (const MemoryDomain &d : local.all()) {
+        if (d.md_name == entry.md && d.component_name == entry.component) return &d;
+    }
+    return nullptr;
+}
+
+}  // namespace
 
 UnpackedRkeys::UnpackedRkeys(UnpackedRkeys &&other) noexcept
     : entries_(std::move(other.entries_)), mds_(std::exchange(other.mds_, 0)) {
@@ -22,29 +33,58 @@ UnpackedRkeys &UnpackedRkeys::operator=(UnpackedRkeys &&other) noexcept {
     return *this;
 }
 
-std::size_t UnpackedRkeys::unpack(const RkeyBundle &bundle) {
+bool UnpackedRkeys::sizes_match(const RkeyBundle &bundle, const MemoryDomains &local,
+                                std::string *why) {
+    for (std::size_t m = 0; m < bundle.mds.size(); ++m) {
+        const MemoryDomain *d = local_md(bundle.mds[m], local);
+        if (d == nullptr) continue;
+        for (std::size_t s = 0; s < bundle.segments.size(); ++s) {
+            const std::size_t n = bundle.rkey(s, m).size();
+            if (n == d->rkey_packed_size) continue;
+            if (why != nullptr) {
+                *why = "the remote key of md " + d->md_name + " (segment " + std::to_string(s) +
+                       ") is " + std::to_string(n) + " bytes; this UCX packs " +
+                       std::to_string(d->rkey_packed_size);
+            }
+            return false;
+        }
+    }
+    return true;
+}
+
+std::size_t UnpackedRkeys::unpack(const RkeyBundle &bundle, const MemoryDomains &local) {
     reset();
     mds_ = bundle.mds.size();
     entries_.resize(bundle.rkeys.size());
     std::size_t usable = 0;
-    for (std::size_t s = 0; s < bundle.segments.size(); ++s) {
-        for (std::size_t m = 0; m < mds_; ++m) {
+    for (std::size_t m = 0; m < mds_; ++m) {
+        const MemoryDomain *d = local_md(bundle.mds[m], local);
+        for (std::size_t s = 0; s < bundle.segments.size(); ++s) {
             Entry &e = entries_[s * mds_ + m];
-            uct_component_h comp = component_by_name(bundle.mds[m].component);
-            if (comp == nullptr) {
-                e.why = "this process has no UCT component " + bundle.mds[m].component;
+            if (d == nullptr) {
+                e.why = "this domain has no memory domain " + bundle.mds[m].md + " (component " +
+                        bundle.mds[m].component + ")";
+                continue;
+            }
+            if (!d->can_register()) {
+                e.why = "memory domain " + d->md_name + " registers no memory here";
                 continue;
             }
             const auto &packed = bundle.rkey(s, m);
-            static const std::uint8_t empty[8] = {};
-            const void *buf = packed.empty() ? static_cast<const void *>(empty) : packed.data();
-            const ucs_status_t status = uct_rkey_unpack(comp, buf, &e.bundle);
+            if (packed.size() != d->rkey_packed_size) {
+                e.why = "the remote key of md " + d->md_name + " has the wrong size";
+                continue;
+            }
+            // UCT reads exactly rkey_packed_size bytes: none for an MD that packs nothing.
+            static const std::uint8_t nothing = 0;
+            const void *buf = packed.empty() ? static_cast<const void *>(&nothing) : packed.data();
+            const ucs_status_t status = uct_rkey_unpack(d->component, buf, &e.bundle);
             if (status != UCS_OK) {
-                e.why = "uct_rkey_unpack(" + bundle.mds[m].md + "): " + to_string(status);
+                e.why = "uct_rkey_unpack(" + d->md_name + "): " + to_string(status);
                 e.bundle = {};
                 continue;
             }
-            e.component = comp;
+            e.component = d->component;
             ++usable;
         }
     }

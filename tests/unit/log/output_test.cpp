@@ -59,6 +59,48 @@ TEST_F(LogOutputTest, UnopenableFileFallsBackToStderr) {
     EXPECT_NE(err.find("<warn> still here\n"), std::string::npos) << err;
 }
 
+// spdlog creates a file's missing parent folders; ufi does not: a mistyped UFI_LOG_FILE must
+// not create folders. One warning on stderr, then the lines go to stderr.
+TEST_F(LogOutputTest, MissingFolderIsNotCreated) {
+    const auto top = std::filesystem::temp_directory_path() /
+                     ("ufi_log_missing_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(top);
+    const std::string path = (top / "sub" / "x.log").string();
+    const std::string setting = "UFI_LOG_FILE=" + path;
+    testing::internal::CaptureStderr();
+    configure(config::Registry::from_environment(std::vector<const char *>{setting.c_str()}));
+    UFI_LOG_WARN(Subsys::Core, "first line");
+    UFI_LOG_WARN(Subsys::Core, "second line");
+    const std::string err = testing::internal::GetCapturedStderr();
+    const bool created = std::filesystem::exists(top);
+    std::filesystem::remove_all(top);
+    EXPECT_FALSE(created) << "a folder was created for UFI_LOG_FILE";
+    const std::string warning = "cannot open UFI_LOG_FILE '" + path + "'";
+    const size_t at = err.find(warning);
+    EXPECT_NE(at, std::string::npos) << err;
+    EXPECT_EQ(err.find(warning, at + 1), std::string::npos) << "warned once: " << err;
+    EXPECT_NE(err.find("is not an existing folder"), std::string::npos) << err;
+    EXPECT_NE(err.find("<warn> first line\n"), std::string::npos) << err;
+    EXPECT_NE(err.find("<warn> second line\n"), std::string::npos) << err;
+}
+
+// A bare file name is opened in the current folder, which exists.
+TEST_F(LogOutputTest, BareFileNameIsInTheCurrentFolder) {
+    const auto old_cwd = std::filesystem::current_path();
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("ufi_log_cwd_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::filesystem::current_path(dir);
+    configure(config::Registry::from_environment(
+        std::vector<const char *>{"UFI_LOG_FILE=bare.log"}));
+    UFI_LOG_WARN(Subsys::Core, "in the current folder");
+    configure(config::Registry::from_environment({}));
+    std::filesystem::current_path(old_cwd);
+    const std::string text = read_file(dir / "bare.log");
+    std::filesystem::remove_all(dir);
+    EXPECT_NE(text.find("<warn> in the current folder\n"), std::string::npos) << text;
+}
+
 TEST_F(LogOutputTest, StderrByDefault) {
     configure(config::Registry::from_environment({}));
     testing::internal::CaptureStderr();

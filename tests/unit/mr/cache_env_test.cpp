@@ -2,8 +2,10 @@
 // configure it (meson runs this once per setting; MR_CACHE_TEST_SETTING names it).
 #include "mr_fixture.h"
 
+#include "runtime/config/config.h"
 #include "runtime/mr/mr_state.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -54,6 +56,20 @@ TEST_F(CacheEnv, FollowsTheVariables) {
         EXPECT_EQ(state->cache->stats().count, 0u) << "larger than the cache: never cached";
         churn(d, 4, 8 * 1024);
         EXPECT_LE(state->cache->stats().bytes, 64u * 1024);
+    } else if (s == "count_negative" || s == "size_negative") {
+        // A negative count or size is a bad value: a warning naming the variable and the
+        // value, and the default (the count once turned the cache off silently).
+        const char *var = s == "count_negative" ? "FI_MR_CACHE_MAX_COUNT" : "FI_MR_CACHE_MAX_SIZE";
+        bool warned = false;
+        for (const std::string &d : config::registry().diagnostics())
+            warned = warned || (d.find(var) != std::string::npos &&
+                                d.find("'-1'") != std::string::npos && d.find("default") != std::string::npos);
+        EXPECT_TRUE(warned) << var << "=-1 is not reported";
+        EXPECT_TRUE(state->cache->caching());
+        EXPECT_EQ(state->cache_settings.config.max_count, 1024u) << "the default count";
+        EXPECT_EQ(state->cache_settings.config.max_size, SIZE_MAX) << "the default size";
+        churn(d, 1, page);
+        EXPECT_EQ(state->cache->stats().hits, 1u) << "the cache works";
     } else if (s == "memhooks") {
         EXPECT_TRUE(state->cache->caching()) << "libfabric's monitor names mean ucm here";
         EXPECT_NE(state->cache_settings.note.find("ucm"), std::string::npos);

@@ -49,6 +49,22 @@ TEST_F(KeyTableTest, ValidatesBoundsAndAccess) {
     EXPECT_EQ(fi_close(&rw->fid), 0);
 }
 
+// Local-only regions hold their key in the table (so it is checked and reserved), yet peers
+// cannot reach them: no access check passes, no key reply is built.
+TEST_F(KeyTableTest, LocalOnlyRegionsAreNotReachable) {
+    fid_domain *d = open_domain(0);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(d, buf_.data(), 1024, FI_SEND | FI_RECV | FI_READ | FI_WRITE, 0, 5, 0,
+                        &mr, nullptr),
+              0);
+    EXPECT_EQ(check(d, 5, 0, 8, FI_REMOTE_READ), KeyCheck::UnknownKey);
+    EXPECT_EQ(check(d, 5, 0, 8, FI_REMOTE_WRITE), KeyCheck::UnknownKey);
+    std::vector<uint8_t> reply;
+    EXPECT_EQ(runtime::mr::build_key_reply(runtime_domain(d), 5, reply), -FI_EKEYREJECTED);
+    EXPECT_TRUE(reply.empty());
+    EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 TEST_F(KeyTableTest, SingleUseKeysServeOneOperation) {
     fid_domain *d = open_domain(0);
     fid_mr *mr = nullptr;
@@ -142,6 +158,65 @@ TEST_F(KeyTableTest, MappedKeysUnpackTheTransportsKeys) {
     EXPECT_EQ(fi_mr_unmap_key(d, key), 0);
     EXPECT_EQ(runtime::mr::find_mapped_key(runtime_domain(d), key), nullptr);
     EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+// fi_mr_map_raw of a forged raw key whose checksum is right (the checksum is no authentication)
+// but whose per-transport rkey has a size other than its memory domain packs: -FI_EINVAL, before
+// UCT reads it (UCT once asserted in mm_posix.c or read past the buffer). Every truncation of
+// every rkey, one byte more, and, for every MD this domain has open (posix and sysv included,
+// which register nothing), rkeys of 0, 1, packed_size-1 and packed_size+1 bytes.
+TEST_F(KeyTableTest, MapRawRefusesRkeysOfTheWrongSize) {
+    fid_domain *d = open_domain(0);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(d, buf_.data(), 4096, FI_REMOTE_READ, 0, 8, 0, &mr, nullptr), 0);
+    MrCloser closer{mr};
+    uint64_t base = 0, key = 0;
+    size_t size = 4096;
+    std::vector<uint8_t> raw(size);
+    ASSERT_EQ(fi_mr_raw_attr(mr, &base, raw.data(), &size, 0), 0);
+    raw.resize(size);
+    transports::RkeyBundle honest;
+    ASSERT_TRUE(transports::RkeyBundle::decode(raw, honest));
+    ASSERT_FALSE(honest.mds.empty());
+
+    size_t tried = 0;
+    auto expect_refused = [&](const transports::RkeyBundle &forged, const std::string &what) {
+        std::vector<uint8_t> bytes = forged.encode();  // a fresh, valid checksum
+        ASSERT_FALSE(bytes.empty()) << what;
+        transports::RkeyBundle check;
+        ASSERT_TRUE(transports::RkeyBundle::decode(bytes, check)) << what << ": well-formed";
+        uint64_t k = 0;
+        EXPECT_EQ(fi_mr_map_raw(d, base, bytes.data(), bytes.size(), &k, 0), -FI_EINVAL) << what;
+        ++tried;
+    };
+    for (size_t m = 0; m < honest.mds.size(); ++m) {
+        const size_t n = honest.rkeys[m].size();
+        for (size_t len = 0; len < n; ++len) {  // every truncation
+            transports::RkeyBundle forged = honest;
+            forged.rkeys[m].resize(len);
+            expect_refused(forged, honest.mds[m].md + " truncated to " + std::to_string(len));
+        }
+        transports::RkeyBundle longer = honest;
+        longer.rkeys[m].push_back(0);
+        expect_refused(longer, honest.mds[m].md + " one byte longer");
+    }
+    const auto *mds = runtime::mr::memory_domains(runtime_domain(d));
+    ASSERT_NE(mds, nullptr);
+    for (const transports::MemoryDomain &md : mds->all()) {
+        const size_t n = md.rkey_packed_size;
+        std::vector<size_t> lengths = {0, 1, n + 1};
+        if (n > 0) lengths.push_back(n - 1);
+        for (const size_t len : lengths) {
+            if (len == n) continue;
+            transports::RkeyBundle forged = honest;
+            forged.mds = {{md.component_name, md.md_name}};
+            forged.rkeys = {std::vector<uint8_t>(len, 0)};
+            expect_refused(forged, md.md_name + " alone, " + std::to_string(len) + " bytes");
+        }
+    }
+    EXPECT_GT(tried, honest.mds.size());
+    ASSERT_EQ(fi_mr_map_raw(d, base, raw.data(), raw.size(), &key, 0), 0) << "the honest key";
+    EXPECT_EQ(fi_mr_unmap_key(d, key), 0);
 }
 
 TEST_F(KeyTableTest, LocalRegistrationsComeFromTheCache) {

@@ -458,6 +458,23 @@ TEST_F(MrApi, Refresh) {
     EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
+// fi_mr_refresh names at most mr_iov_limit buffers, as fi_mr_regv/regattr: more is -FI_EINVAL
+// before any entry is read (a huge count over a one-entry array stays inside the array).
+TEST_F(MrApi, RefreshIovCountIsBounded) {
+    const size_t limit = info_->domain_attr->mr_iov_limit;
+    ASSERT_GE(limit, 1u);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(reg(buf_.data(), 8192, 55, &mr), 0);
+    std::vector<iovec> iov(limit + 1, iovec{buf_.data() + 64, 64});
+    EXPECT_EQ(fi_mr_refresh(mr, iov.data(), limit, 0), 0) << "mr_iov_limit entries are fine";
+    EXPECT_EQ(fi_mr_refresh(mr, iov.data(), limit + 1, 0), -FI_EINVAL);
+    iovec one{buf_.data() + 64, 64};
+    EXPECT_EQ(fi_mr_refresh(mr, &one, SIZE_MAX, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_mr_refresh(mr, &one, size_t{1} << 32, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_mr_refresh(mr, nullptr, limit + 1, 0), -FI_EINVAL) << "NULL iov with a count";
+    EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 TEST_F(MrApi, XpuDescWithoutXpuSupport) {
     fid_mr *mr = nullptr;
     ASSERT_EQ(reg(buf_.data(), 64, 54, &mr), 0);
@@ -528,21 +545,25 @@ TEST_F(MrApi, NoRegistrationEventWithoutFiRegMr) {
 
 namespace {
 
-// fi_mr(3): the requested key may be ignored for regions used only locally. ufi does not
-// reserve keys for regions without remote access, so applications that register their send
-// and receive buffers with the same key (as many do) succeed; remote regions still get
-// -FI_ENOKEY for a key in use.
+// fi_mr(3)'s requested-key rules hold for every region, local-only ones (no FI_REMOTE_READ or
+// FI_REMOTE_WRITE) too: a key in use is -FI_ENOKEY, FI_KEY_NOTAVAIL and keys with the top bit
+// (the range of fi_mr_map_raw handles) are -FI_EKEYREJECTED, so fi_mr_key never returns a
+// duplicate or an out-of-range key. (ufi once left local regions out of the key table.)
 class MrLocalKeys : public ::testing::Test {
   protected:
     void SetUp() override {
         ASSERT_EQ(fi_getinfo(fi_version(), nullptr, nullptr, 0, nullptr, &info_), 0);
         ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
         ASSERT_EQ(fi_domain(fabric_, info_, &domain_, nullptr), 0);
+        ASSERT_FALSE(info_->domain_attr->mr_mode & FI_MR_PROV_KEY) << "requested keys";
     }
     void TearDown() override {
         EXPECT_EQ(fi_close(&domain_->fid), 0);
         EXPECT_EQ(fi_close(&fabric_->fid), 0);
         fi_freeinfo(info_);
+    }
+    int reg_local(size_t at, uint64_t key, fid_mr **mr) {
+        return fi_mr_reg(domain_, buf_ + at, 512, FI_SEND | FI_RECV, 0, key, 0, mr, nullptr);
     }
     fi_info *info_ = nullptr;
     fid_fabric *fabric_ = nullptr;
@@ -550,17 +571,41 @@ class MrLocalKeys : public ::testing::Test {
     char buf_[4096] = {};
 };
 
-TEST_F(MrLocalKeys, LocalRegionsDoNotReserveTheirKey) {
-    fid_mr *a = nullptr, *b = nullptr, *r1 = nullptr, *r2 = nullptr;
-    ASSERT_EQ(fi_mr_reg(domain_, buf_, 1024, FI_SEND | FI_RECV, 0, 0, 0, &a, nullptr), 0);
-    ASSERT_EQ(fi_mr_reg(domain_, buf_ + 1024, 1024, FI_SEND | FI_RECV, 0, 0, 0, &b, nullptr), 0)
-        << "a local-only region's key is not reserved";
-    ASSERT_EQ(fi_mr_reg(domain_, buf_ + 2048, 1024, FI_REMOTE_WRITE, 0, 0, 0, &r1, nullptr), 0)
-        << "local regions did not take key 0";
-    EXPECT_EQ(fi_mr_reg(domain_, buf_ + 3072, 1024, FI_REMOTE_READ, 0, 0, 0, &r2, nullptr),
+TEST_F(MrLocalKeys, DuplicateKeysAreRefused) {
+    fid_mr *a = nullptr, *b = nullptr, *r = nullptr;
+    ASSERT_EQ(reg_local(0, 0, &a), 0);
+    EXPECT_EQ(fi_mr_key(a), 0u);
+    EXPECT_EQ(reg_local(512, 0, &b), -FI_ENOKEY) << "two local regions, one key";
+    EXPECT_EQ(fi_mr_reg(domain_, buf_ + 1024, 512, FI_REMOTE_WRITE, 0, 0, 0, &r, nullptr),
               -FI_ENOKEY)
-        << "a remote region's key is unique in the domain";
-    for (fid_mr *m : {a, b, r1}) EXPECT_EQ(fi_close(&m->fid), 0);
+        << "a remote region cannot take a local region's key";
+    ASSERT_EQ(fi_mr_reg(domain_, buf_ + 1024, 512, FI_REMOTE_WRITE, 0, 1, 0, &r, nullptr), 0);
+    EXPECT_EQ(reg_local(512, 1, &b), -FI_ENOKEY) << "nor a local region a remote region's key";
+    EXPECT_EQ(fi_close(&a->fid), 0);
+    ASSERT_EQ(reg_local(512, 0, &b), 0) << "free again once its region closed";
+    EXPECT_EQ(fi_mr_key(b), 0u);
+    EXPECT_EQ(fi_close(&b->fid), 0);
+    EXPECT_EQ(fi_close(&r->fid), 0);
+}
+
+TEST_F(MrLocalKeys, OutOfRangeKeysAreRejected) {
+    fid_mr *mr = nullptr;
+    EXPECT_EQ(reg_local(0, FI_KEY_NOTAVAIL, &mr), -FI_EKEYREJECTED);
+    EXPECT_EQ(reg_local(0, uint64_t{1} << 63, &mr), -FI_EKEYREJECTED);
+    EXPECT_EQ(reg_local(0, (uint64_t{1} << 63) | 5, &mr), -FI_EKEYREJECTED);
+    const iovec iov{buf_, 512};
+    EXPECT_EQ(fi_mr_regv(domain_, &iov, 1, FI_READ, 0, FI_KEY_NOTAVAIL, 0, &mr, nullptr),
+              -FI_EKEYREJECTED);
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = FI_WRITE;
+    attr.requested_key = uint64_t{1} << 63;
+    EXPECT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), -FI_EKEYREJECTED);
+    EXPECT_EQ(mr, nullptr);
+    ASSERT_EQ(reg_local(0, (uint64_t{1} << 63) - 1, &mr), 0) << "the largest key in range";
+    EXPECT_EQ(fi_mr_key(mr), (uint64_t{1} << 63) - 1);
+    EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
 }  // namespace

@@ -98,11 +98,44 @@ TEST(UnpackedRkeys, UnpacksWhatThisProcessKnows) {
     b.mds.push_back({"no_such_comp", "x0"});  // a peer's MD whose component this process lacks
     b.rkeys.push_back(std::vector<std::uint8_t>(16, 1));
     UnpackedRkeys u;
-    EXPECT_EQ(u.unpack(b), mds.registering().size());
+    EXPECT_EQ(u.unpack(b, mds), mds.registering().size());
     EXPECT_FALSE(u.at(0, b.mds.size() - 1).usable());
     EXPECT_NE(u.at(0, b.mds.size() - 1).why.find("no_such_comp"), std::string::npos);
     for (std::size_t m = 0; m + 1 < b.mds.size(); ++m)
         EXPECT_TRUE(u.at(0, m).usable()) << b.mds[m].md;
+}
+
+// A forged bundle (or one from another UCX version) with an rkey of the wrong size is caught
+// before UCT reads it: sizes_match() names it, and unpack() never hands it to uct_rkey_unpack.
+TEST(UnpackedRkeys, RkeysOfTheWrongSizeAreNeverUnpacked) {
+    const MemoryDomains &mds = host_mds();
+    std::vector<char> buf(4096);
+    Registration r;
+    ASSERT_EQ(Registration::create(mds, buf.data(), buf.size(), UCT_MD_MEM_ACCESS_ALL, r), UCS_OK);
+    RkeyBundle b;
+    b.segments = {{reinterpret_cast<std::uint64_t>(buf.data()), buf.size()}};
+    b.base_addr = b.segments[0].addr;
+    b.length = buf.size();
+    for (std::size_t i : mds.registering()) {
+        b.mds.push_back({mds[i].component_name, mds[i].md_name});
+        std::vector<std::uint8_t> packed;
+        ASSERT_EQ(r.pack_rkey(i, packed), UCS_OK);
+        b.rkeys.push_back(packed);
+    }
+    ASSERT_TRUE(UnpackedRkeys::sizes_match(b, mds));
+    for (std::size_t m = 0; m < b.mds.size(); ++m) {
+        const std::size_t n = b.rkeys[m].size();
+        for (const std::size_t len : {n + 1, n == 0 ? std::size_t{8} : n - 1}) {
+            RkeyBundle forged = b;
+            forged.rkeys[m].resize(len, 0xA5);
+            std::string why;
+            EXPECT_FALSE(UnpackedRkeys::sizes_match(forged, mds, &why)) << b.mds[m].md << " " << len;
+            EXPECT_NE(why.find(b.mds[m].md), std::string::npos) << why;
+            UnpackedRkeys u;
+            EXPECT_EQ(u.unpack(forged, mds), b.mds.size() - 1) << b.mds[m].md << " " << len;
+            EXPECT_FALSE(u.at(0, m).usable());
+        }
+    }
 }
 
 class RegCacheTest : public ::testing::Test {};

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Self-test of scripts/check-layers.sh on fixture trees it writes itself: a tree that keeps the
+# rules passes; each violation (a quoted include across layers, a UCX or hwloc header included
+# outside transports/, however the #include is spaced) makes it fail and name the file.
+# Usage: check_layers_test.sh <scripts/check-layers.sh>
+set -uo pipefail
+check=$1
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+failures=0 passes=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# A tree that keeps every rule.
+good_tree() {  # good_tree <dir>
+  mkdir -p "$1"/{api,runtime/config,runtime/log,runtime/mr,transports/memory,tools/ufi_info}
+  printf '#include "runtime/mr/mr.h"\n#include <rdma/fabric.h>\n' >"$1/api/mr.cpp"
+  printf '#include "transports/memory/registration.h"\n#include "runtime/log/log.h"\n#include <vector>\n' >"$1/runtime/mr/mr.cpp"
+  printf '#pragma once\n#include "transports/status.h"\n' >"$1/runtime/mr/mr.h"
+  printf '#include "runtime/config/config.h"\n#include <spdlog/spdlog.h>\n' >"$1/runtime/log/output.cpp"
+  printf '#include <uct/api/uct.h>\n#include <ucs/type/status.h>\n#include <ucm/api/ucm.h>\n#include <hwloc.h>\n#include <hwloc/linux.h>\n#include "runtime/log/log.h"\n' >"$1/transports/memory/registration.cpp"
+  printf '#include "tools/ufi_info/reports.h"\n#include <ufi/ufi_ext.h>\n#include <nlohmann/json.hpp>\n' >"$1/tools/ufi_info/main.cpp"
+}
+
+good_tree "$tmp/good"
+if out=$("$check" "$tmp/good"); then passes=$((passes + 1)); else fail "a good tree was rejected: $out"; fi
+
+# <case name> <file> <line to add>: each must be rejected, naming the file.
+cases=(
+  "uct-in-runtime|runtime/info/offers.cpp|#include <uct/api/uct.h>"
+  "ucs-in-runtime-header|runtime/ucs_status.h|#include <ucs/type/status.h>"
+  "hwloc-in-runtime|runtime/diag/report.cpp|#include <hwloc.h>"
+  "hwloc-subdir-in-runtime|runtime/diag/report.cpp|#include <hwloc/linux.h>"
+  "ucm-in-service-layer|runtime/config/global.cpp|#include <ucm/api/ucm.h>"
+  "ucs-in-log|runtime/log/output.cpp|#include <ucs/debug/log.h>"
+  "uct-in-api|api/domain.cpp|#include <uct/api/uct.h>"
+  "hwloc-in-tools|tools/ufi_info/main.cpp|#include <hwloc.h>"
+  "spaced-directive|runtime/mr/mr.cpp|  #  include   <uct/api/uct.h>"
+  "spaced-brackets|runtime/mr/mr.cpp|#include < ucs/type/status.h >"
+  "quoted-api-from-runtime|runtime/mr/mr.cpp|#include \"api/objects.h\""
+  "quoted-runtime-from-transports|transports/memory/registration.cpp|#include \"runtime/mr/mr.h\""
+  "quoted-runtime-from-tools|tools/ufi_info/main.cpp|#include \"runtime/log/log.h\""
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r name file line <<<"$c"
+  dir="$tmp/$name"
+  good_tree "$dir"
+  mkdir -p "$(dirname "$dir/$file")"
+  printf '%s\n' "$line" >>"$dir/$file"
+  out=$("$check" "$dir"); rc=$?
+  if [ "$rc" -ne 1 ]; then fail "$name: exit $rc (want 1): $out"; continue; fi
+  grep -q "layer violation: $file includes" <<<"$out" || { fail "$name: the violation is not named: $out"; continue; }
+  [ "$(grep -c '^layer violation' <<<"$out")" -eq 1 ] || { fail "$name: other lines reported: $out"; continue; }
+  passes=$((passes + 1))
+done
+
+# The repository itself keeps the rules.
+if out=$("$check"); then passes=$((passes + 1)); else fail "the repository: $out"; fi
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
