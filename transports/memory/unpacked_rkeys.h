@@ -1,6 +1,7 @@
 // A peer's key bundle made usable here: every packed UCT rkey of the bundle unpacked with the
 // local component of the same name (uct_rkey_unpack), released by the destructor
-// (uct_rkey_release). The `rkey` of each entry is what put/get/atomic calls take.
+// (uct_rkey_release; not in a fork() child that inherited them). The `rkey` of each entry is
+// what put/get/atomic calls take.
 #pragma once
 
 #include "transports/memory/rkey_bundle.h"
@@ -45,6 +46,7 @@ class UnpackedRkeys {
   private:
     std::vector<Entry> entries_;
     std::size_t mds_ = 0;
+    unsigned generation_ = 0;  // fork::generation() at unpack
 };
 
 }  // namespace ufi::transports
