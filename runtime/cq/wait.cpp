@@ -158,6 +158,12 @@ bool WaitObject::inherited() const noexcept {
     return transports::fork::inherited(generation_);
 }
 
+void WaitObject::interrupt() noexcept {
+    if (event_fd_ < 0 || inherited()) return;
+    signaled_.store(true, std::memory_order_seq_cst);
+    write_event();
+}
+
 int WaitObject::watch_fd(int fd) noexcept {
     if (epoll_fd_ < 0) return -FI_EINVAL;
     if (inherited()) return -FI_EOPBADSTATE;

@@ -85,6 +85,11 @@ class WaitObject {
     }
     bool signaled() const noexcept { return signaled_.load(std::memory_order_acquire); }
 
+    // Wakes every thread sleeping on the wait object (and pollers of the FI_GETWAIT fd) now,
+    // whoever might be waiting: fi_close uses it to send sleepers away. A no-op in a fork()
+    // child that inherited the object (the eventfd is the parent's too).
+    void interrupt() noexcept;
+
     // Adds a file descriptor to the epoll set (readable = wake up). Adding one that is
     // already there is fine. 0, or a negative fi errno (the fd cannot be watched).
     // In a fork() child that inherited the object the epoll set is its parent's too: both

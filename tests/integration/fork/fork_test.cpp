@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -338,6 +339,61 @@ TEST(Fork, ChildOfAProcessWithoutEndpointsKeepsTheAsyncThread) {
     ASSERT_GT(pid, 0);
     EXPECT_EQ(wait_bounded(pid, kChildTimeoutS + 5), 0)
         << "the child failed a check (1), was killed by a signal (128+n) or hung (-1)";
+    EXPECT_EQ(parent.close(), 0) << "line of the close that failed";
+}
+
+// A thread of the parent sleeps in fi_cq_sread while the parent forks: the child (which has
+// no such thread) closes its copy of the CQ at once rather than waiting for a sleeper that is
+// not there, and without waking the parent's; the parent's close then cancels it.
+TEST(Fork, ChildClosesACqAParentThreadSleepsOn) {
+    Objects parent;
+    fi_info *hints = fi_allocinfo();
+    ASSERT_NE(hints, nullptr);
+    ASSERT_EQ(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &parent.info), 0);
+    fi_freeinfo(hints);
+    ASSERT_EQ(fi_fabric(parent.info->fabric_attr, &parent.fabric, nullptr), 0);
+    ASSERT_EQ(fi_domain(parent.fabric, parent.info, &parent.domain, nullptr), 0);
+    fi_cq_attr attr{};
+    attr.format = FI_CQ_FORMAT_CONTEXT;
+    attr.wait_obj = FI_WAIT_FD;
+    ASSERT_EQ(fi_cq_open(parent.domain, &attr, &parent.cq, nullptr), 0);
+
+    std::atomic<bool> done{false};
+    std::atomic<ssize_t> result{0};
+    fid_cq *cq = parent.cq;
+    std::thread sleeper([&] {
+        fi_cq_entry e;
+        result = fi_cq_sread(cq, &e, 1, nullptr, -1);
+        done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // asleep by now
+
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(kChildTimeoutS);
+        const auto t0 = std::chrono::steady_clock::now();
+        int rc = fi_close(&parent.cq->fid) == 0 ? 0 : 1;
+        parent.cq = nullptr;
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(5)) rc = 2;
+        if (rc == 0) rc = parent.close() == 0 ? 0 : 3;
+        _exit(rc);
+    }
+    EXPECT_EQ(wait_bounded(pid, kChildTimeoutS + 5), 0)
+        << "the child's close failed (1), waited for the parent's sleeper (2) or its other "
+           "closes failed (3)";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(done.load()) << "the child's close woke the parent's sleeper";
+
+    EXPECT_EQ(fi_close(&parent.cq->fid), 0);
+    parent.cq = nullptr;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done.load() && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(done.load()) << "the parent's sleeper did not return after fi_close";
+    sleeper.join();
+    EXPECT_EQ(result.load(), -FI_ECANCELED);
     EXPECT_EQ(parent.close(), 0) << "line of the close that failed";
 }
 
