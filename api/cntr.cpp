@@ -124,14 +124,17 @@ int parse_attr(const fi_cntr_attr &attr, runtime::cntr::Config *config) {
                      events);
         return -FI_EINVAL;
     }
+    // "Flags are reserved for future use, and must be set to 0." Other bits first: FI_XPU
+    // among them must not turn a bad flags word into -FI_ENOSYS.
+    if (attr.flags & ~FI_XPU) {
+        UFI_LOG_WARN(log::Subsys::Cntr, "fi_cntr_open: attr->flags {:#x} must be 0",
+                     attr.flags & ~FI_XPU);
+        return -FI_EBADFLAGS;
+    }
     if (attr.flags & FI_XPU) {
         UFI_LOG_WARN(log::Subsys::Cntr,
                      "fi_cntr_open: attr->flags FI_XPU: ufi has no XPU counters");
         return -FI_ENOSYS;
-    }
-    if (attr.flags != 0) {  // "Flags are reserved for future use, and must be set to 0."
-        UFI_LOG_WARN(log::Subsys::Cntr, "fi_cntr_open: attr->flags {:#x} must be 0", attr.flags);
-        return -FI_EBADFLAGS;
     }
     const int wait_obj = runtime::raw_enum(attr.wait_obj);
     const int rc = runtime::wait::parse_kind(wait_obj, &config->wait);

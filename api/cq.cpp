@@ -169,16 +169,17 @@ int parse_attr(const fi_cq_attr &attr, runtime::cq::Config *config) {
                          format);
             return -FI_EINVAL;
     }
-    constexpr uint64_t kKnown = FI_AFFINITY;
-    if (attr.flags & FI_XPU) {
-        UFI_LOG_WARN(log::Subsys::Cq,
-                     "fi_cq_open: attr->flags FI_XPU: ufi has no XPU completion queues");
-        return -FI_ENOSYS;
-    }
+    // Undefined bits first: FI_XPU among them must not turn a bad flags word into -FI_ENOSYS.
+    constexpr uint64_t kKnown = FI_AFFINITY | FI_XPU;
     if (attr.flags & ~kKnown) {
         UFI_LOG_WARN(log::Subsys::Cq, "fi_cq_open: attr->flags {:#x} are not defined for CQs",
                      attr.flags & ~kKnown);
         return -FI_EBADFLAGS;
+    }
+    if (attr.flags & FI_XPU) {
+        UFI_LOG_WARN(log::Subsys::Cq,
+                     "fi_cq_open: attr->flags FI_XPU: ufi has no XPU completion queues");
+        return -FI_ENOSYS;
     }
     if (attr.flags & FI_AFFINITY) {
         UFI_LOG_DEBUG(log::Subsys::Cq,

@@ -6,10 +6,12 @@
 // between handles is the owner's job: an Iface must die before its Worker, the
 // Worker before its AsyncContext, an Iface before its Md. Endpoints, rkey bundles
 // and memory handles get their wrappers here too when the lanes/memory modules
-// need them.
+// need them. In a fork() child, handles made before the fork are dropped without
+// being released: the parent still uses them (transports/fork_safety.h).
 #pragma once
 
 #include "transports/status.h"
+#include "transports/fork_safety.h"
 
 #include <uct/api/uct.h>
 
@@ -22,18 +24,21 @@ namespace ufi::transports {
 
 namespace detail {
 
-// One owned pointer-like handle with a release function. Move-only.
+// One owned pointer-like handle with a release function. Move-only. A handle inherited
+// through fork() is dropped without its release function (transports/fork_safety.h).
 template <typename Handle, void (*Release)(Handle)>
 class UniqueHandle {
   public:
     UniqueHandle() noexcept = default;
-    explicit UniqueHandle(Handle h) noexcept : h_(h) {}
+    explicit UniqueHandle(Handle h) noexcept : h_(h), generation_(fork::generation()) {}
     ~UniqueHandle() { reset(); }
-    UniqueHandle(UniqueHandle &&other) noexcept : h_(std::exchange(other.h_, Handle{})) {}
+    UniqueHandle(UniqueHandle &&other) noexcept
+        : h_(std::exchange(other.h_, Handle{})), generation_(other.generation_) {}
     UniqueHandle &operator=(UniqueHandle &&other) noexcept {
         if (this != &other) {
             reset();
             h_ = std::exchange(other.h_, Handle{});
+            generation_ = other.generation_;
         }
         return *this;
     }
@@ -42,16 +47,22 @@ class UniqueHandle {
 
     Handle get() const noexcept { return h_; }
     explicit operator bool() const noexcept { return h_ != Handle{}; }
+    // Made by an ancestor process (this one is a fork() child holding a copy).
+    bool inherited() const noexcept { return h_ != Handle{} && fork::inherited(generation_); }
     // Gives up ownership without releasing.
     Handle release() noexcept { return std::exchange(h_, Handle{}); }
     void reset() noexcept {
-        if (h_ != Handle{}) {
-            Release(std::exchange(h_, Handle{}));
+        if (h_ == Handle{}) return;
+        if (fork::inherited(generation_)) {
+            h_ = Handle{};  // the parent's: releasing it here would release it there
+            return;
         }
+        Release(std::exchange(h_, Handle{}));
     }
 
   private:
     Handle h_{};
+    unsigned generation_ = 0;
 };
 
 void release_md_config(uct_md_config_t *config);

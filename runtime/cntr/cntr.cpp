@@ -56,6 +56,15 @@ int Cntr::close() noexcept {
         return -FI_EBUSY;
     }
     domain_->remove_child();
+    if (!sleepers_.shut(wait_)) {
+        // Never reached in practice (woken sleepers leave at once); freeing under a thread
+        // that has not left would be worse than this leak.
+        UFI_LOG_WARN(log::Subsys::Cntr,
+                     "fi_close(cntr): {} threads did not leave fi_cntr_wait; the counter is not "
+                     "freed",
+                     sleepers_.sleepers());
+        return 0;
+    }
     delete this;
     return 0;
 }
@@ -107,11 +116,18 @@ void Cntr::seterr(uint64_t v) noexcept {
 
 int Cntr::wait(uint64_t threshold, int timeout) noexcept {
     if (!wait_.blocking()) return -FI_ENOSYS;  // FI_WAIT_NONE (the api layer's table refuses first)
+    wait::Sleeper sleeper(sleepers_);  // leaves after the result is computed: the last access
+    if (!sleeper.admitted()) return -FI_ECANCELED;
+    return wait_admitted(threshold, timeout);
+}
+
+int Cntr::wait_admitted(uint64_t threshold, int timeout) noexcept {
     const uint64_t errors_before = errors_.load(std::memory_order_acquire);
     const wait::Deadline deadline(timeout);
     auto met = [&] { return value_.load(std::memory_order_acquire) >= threshold; };
     auto failed = [&] { return errors_.load(std::memory_order_acquire) != errors_before; };
     for (;;) {
+        if (sleepers_.closing()) return -FI_ECANCELED;
         progress();
         if (met()) return 0;
         if (failed()) return -FI_EAVAIL;
@@ -129,7 +145,7 @@ int Cntr::wait(uint64_t threshold, int timeout) noexcept {
         }
         if (armed != -FI_EAGAIN) {
             wait_.reset();
-            if (!met() && !failed() && !deadline.expired()) {
+            if (!met() && !failed() && !deadline.expired() && !sleepers_.closing()) {
                 int ms = deadline.remaining_ms();
                 if (needs_polling) ms = ms < 0 ? kPollSliceMs : std::min(ms, kPollSliceMs);
                 wait_.sleep(ms);  // an interrupted sleep just looks again

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "runtime/cntr/binding.h"
+#include "runtime/cq/sleepers.h"
 #include "runtime/cq/source_set.h"
 #include "runtime/cq/wait.h"
 #include "runtime/lock.h"
@@ -38,7 +39,8 @@ class Cntr : public fid_cntr {
     // error.
     static int open(Domain *domain, const Config &config, void *context, fi_ops *ops,
                     fi_ops_cntr *cntr_ops, Cntr **out) noexcept;
-    // fi_close: -FI_EBUSY while endpoints or MRs are bound; else frees this.
+    // fi_close: -FI_EBUSY while endpoints or MRs are bound; else wakes the threads blocked in
+    // wait (they return -FI_ECANCELED), waits until they have left, and frees this.
     int close() noexcept;
 
     Domain *domain() const noexcept { return domain_; }
@@ -64,7 +66,8 @@ class Cntr : public fid_cntr {
     void set(uint64_t v) noexcept;
     void seterr(uint64_t v) noexcept;
     // fi_cntr_wait: 0 once the value is >= threshold; -FI_EAVAIL when the error value changes
-    // while waiting; -FI_ETIMEDOUT after `timeout` ms (< 0: no limit).
+    // while waiting; -FI_ETIMEDOUT after `timeout` ms (< 0: no limit); -FI_ECANCELED when
+    // fi_close closes the counter meanwhile.
     int wait(uint64_t threshold, int timeout) noexcept;
     int trywait() noexcept;
     // fi_control: FI_GETWAIT, FI_GETWAITOBJ, FI_GETOPSFLAG, FI_SETOPSFLAG.
@@ -86,6 +89,7 @@ class Cntr : public fid_cntr {
     ~Cntr() = default;
 
     void progress() noexcept;
+    int wait_admitted(uint64_t threshold, int timeout) noexcept;
 
     Domain *domain_;
     bool count_bytes_;
@@ -96,6 +100,7 @@ class Cntr : public fid_cntr {
     std::atomic<int> mrs_{0};
     std::atomic<uint64_t> ops_flags_{0};
     wait::WaitObject wait_;
+    wait::SleeperGate sleepers_;  // threads in wait, for close
 };
 
 }  // namespace ufi::runtime::cntr

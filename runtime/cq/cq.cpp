@@ -102,6 +102,14 @@ int Cq::close() noexcept {
         }
     }
     domain_->remove_child();
+    if (!sleepers_.shut(wait_)) {
+        // Never reached in practice (woken sleepers leave at once); freeing under a thread
+        // that has not left would be worse than this leak.
+        UFI_LOG_WARN(log::Subsys::Cq,
+                     "fi_close(cq): {} threads did not leave fi_cq_sread; the CQ is not freed",
+                     sleepers_.sleepers());
+        return 0;
+    }
     delete this;
     return 0;
 }
@@ -227,7 +235,7 @@ int Cq::wait_once(const wait::Deadline &deadline, size_t threshold) noexcept {
         wait_.reset();
         // Anything that arrived before the reset is seen here; anything after it signals.
         if (size() >= threshold || head_is_error_locked() || signal_pending_.load() ||
-            deadline.expired()) {
+            deadline.expired() || sleepers_.closing()) {
             wait_.end_watch();
             return 0;
         }
@@ -241,9 +249,17 @@ int Cq::wait_once(const wait::Deadline &deadline, size_t threshold) noexcept {
 
 ssize_t Cq::sread(void *buf, size_t count, fi_addr_t *src, size_t threshold, int timeout) noexcept {
     if (!wait_.blocking()) return -FI_ENOSYS;  // FI_WAIT_NONE (the api layer's table refuses first)
+    wait::Sleeper sleeper(sleepers_);  // leaves after the result is computed: the last access
+    if (!sleeper.admitted()) return -FI_ECANCELED;
+    return sread_admitted(buf, count, src, threshold, timeout);
+}
+
+ssize_t Cq::sread_admitted(void *buf, size_t count, fi_addr_t *src, size_t threshold,
+                           int timeout) noexcept {
     threshold = std::clamp<size_t>(threshold, 1, std::max<size_t>(1, std::min(count, capacity_)));
     const wait::Deadline deadline(timeout);
     for (;;) {
+        if (sleepers_.closing()) return -FI_ECANCELED;
         const bool expired = deadline.expired();  // one answer per round: read before giving up
         {
             std::lock_guard<OptionalMutex> guard(read_lock_);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "runtime/cq/binding.h"
+#include "runtime/cq/sleepers.h"
 #include "runtime/cq/source_set.h"
 #include "runtime/cq/wait.h"
 #include "runtime/lock.h"
@@ -55,7 +56,9 @@ class Cq : public fid_cq {
     // -FI_ENOMEM, or the wait object's error (-FI_EMFILE).
     static int open(Domain *domain, const Config &config, void *context, fi_ops *ops,
                     fi_ops_cq *cq_ops, Cq **out) noexcept;
-    // fi_close: -FI_EBUSY while progress sources (endpoints) are attached; else frees this.
+    // fi_close: -FI_EBUSY while progress sources (endpoints) are attached; else wakes the
+    // threads blocked in sread (they return -FI_ECANCELED), waits until they have left, and
+    // frees this.
     int close() noexcept;
 
     // --- The data path's writer API -------------------------------------------------------
@@ -93,7 +96,8 @@ class Cq : public fid_cq {
     ssize_t readerr(fi_cq_err_entry *buf) noexcept;
     // fi_cq_sread / fi_cq_sreadfrom: waits until `threshold` entries (capped to count and
     // capacity), an error completion, fi_cq_signal or the timeout (ms, < 0 infinite), then
-    // reads what is there. -FI_EAGAIN when it returns with nothing to read.
+    // reads what is there. -FI_EAGAIN when it returns with nothing to read; -FI_ECANCELED
+    // when fi_close closes the CQ meanwhile (nothing is read).
     ssize_t sread(void *buf, size_t count, fi_addr_t *src, size_t threshold, int timeout) noexcept;
     // fi_cq_signal: wakes one sread (or makes the next one return at once).
     int signal() noexcept;
@@ -142,6 +146,8 @@ class Cq : public fid_cq {
     void settle_fd() noexcept;
     // Sleeps once (sread): 0 to look again, -FI_EINTR.
     int wait_once(const wait::Deadline &deadline, size_t threshold) noexcept;
+    ssize_t sread_admitted(void *buf, size_t count, fi_addr_t *src, size_t threshold,
+                           int timeout) noexcept;
 
     Domain *domain_;
     uint32_t api_version_;
@@ -164,6 +170,7 @@ class Cq : public fid_cq {
     std::vector<uint8_t> err_hold_;  // err_data handed out by the last readerr
 
     wait::WaitObject wait_;
+    wait::SleeperGate sleepers_;  // threads in sread, for close
 };
 
 }  // namespace ufi::runtime::cq

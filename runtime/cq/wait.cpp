@@ -2,6 +2,7 @@
 
 #include "runtime/info/c_enum.h"
 #include "runtime/log/log.h"
+#include "transports/fork_safety.h"
 
 #include <rdma/fi_errno.h>
 
@@ -109,6 +110,7 @@ WaitObject::~WaitObject() {
 
 int WaitObject::open(Kind kind) noexcept {
     kind_ = kind;
+    generation_ = transports::fork::generation();
     if (kind != Kind::Fd && kind != Kind::PollFd) return 0;
     event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (event_fd_ < 0) return errno_to_fi(errno);
@@ -152,8 +154,19 @@ void WaitObject::reset() noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
+bool WaitObject::inherited() const noexcept {
+    return transports::fork::inherited(generation_);
+}
+
+void WaitObject::interrupt() noexcept {
+    if (event_fd_ < 0 || inherited()) return;
+    signaled_.store(true, std::memory_order_seq_cst);
+    write_event();
+}
+
 int WaitObject::watch_fd(int fd) noexcept {
     if (epoll_fd_ < 0) return -FI_EINVAL;
+    if (inherited()) return -FI_EOPBADSTATE;
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -162,7 +175,9 @@ int WaitObject::watch_fd(int fd) noexcept {
 }
 
 void WaitObject::unwatch_fd(int fd) noexcept {
-    if (epoll_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    // A child removing an fd from the epoll set it shares with its parent would remove it
+    // for the parent.
+    if (epoll_fd_ >= 0 && !inherited()) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
 }
 
 int WaitObject::sleep(int timeout_ms) noexcept {

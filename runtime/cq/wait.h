@@ -85,10 +85,19 @@ class WaitObject {
     }
     bool signaled() const noexcept { return signaled_.load(std::memory_order_acquire); }
 
+    // Wakes every thread sleeping on the wait object (and pollers of the FI_GETWAIT fd) now,
+    // whoever might be waiting: fi_close uses it to send sleepers away. A no-op in a fork()
+    // child that inherited the object (the eventfd is the parent's too).
+    void interrupt() noexcept;
+
     // Adds a file descriptor to the epoll set (readable = wake up). Adding one that is
     // already there is fine. 0, or a negative fi errno (the fd cannot be watched).
+    // In a fork() child that inherited the object the epoll set is its parent's too: both
+    // refuse to change it (-FI_EOPBADSTATE; unwatch does nothing).
     int watch_fd(int fd) noexcept;
     void unwatch_fd(int fd) noexcept;
+    // Opened by an ancestor process (this one is a fork() child holding copies of its fds).
+    bool inherited() const noexcept;
 
     // Sleeps until notified, a watched fd is readable, or timeout_ms passes (-1: no limit).
     // Yield waits call sched_yield() once. Returns 0 (woken or yielded), -FI_ETIMEDOUT, or
@@ -104,6 +113,7 @@ class WaitObject {
     std::atomic<bool> signaled_{false};
     std::atomic<int> watchers_{0};
     std::atomic<bool> exported_{false};
+    unsigned generation_ = 0;  // transports::fork::generation() at open
 };
 
 // fi_control(FI_GETWAIT / FI_GETWAITOBJ) on an object with this wait object:

@@ -728,7 +728,9 @@ int Endpoint::wait_fds_cb(void *arg, int *fds, int max) {
     auto *ep = static_cast<Endpoint *>(arg);
     std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
     transports::EndpointWorker *w = ep->worker();
-    if (w == nullptr || max <= 0) return 0;
+    // No fds: the sleeper wakes in short slices to progress. Also when the worker polls its
+    // async events (a fork child's, transports/fork_safety.h): no fd announces those.
+    if (w == nullptr || max <= 0 || w->polls_async_events()) return 0;
     const auto all = w->event_fds();  // fixed once enabled
     const int n = std::min(max, static_cast<int>(all.size()));
     std::copy_n(all.begin(), n, fds);

@@ -58,6 +58,14 @@ int Eq::close() noexcept {
         return -FI_EBUSY;
     }
     fabric_->open_children.fetch_sub(1);
+    if (!sleepers_.shut(wait_)) {
+        // Never reached in practice (woken sleepers leave at once); freeing under a thread
+        // that has not left would be worse than this leak.
+        UFI_LOG_WARN(log::Subsys::Eq,
+                     "fi_close(eq): {} threads did not leave fi_eq_sread; the EQ is not freed",
+                     sleepers_.sleepers());
+        return 0;
+    }
     delete this;
     return 0;
 }
@@ -179,8 +187,16 @@ ssize_t Eq::readerr(fi_eq_err_entry *buf, uint64_t flags) noexcept {
 
 ssize_t Eq::sread(uint32_t *event, void *buf, size_t len, int timeout, uint64_t flags) noexcept {
     if (!wait_.blocking()) return -FI_ENOSYS;  // FI_WAIT_NONE (the api layer's table refuses first)
+    wait::Sleeper sleeper(sleepers_);  // leaves after the result is computed: the last access
+    if (!sleeper.admitted()) return -FI_ECANCELED;
+    return sread_admitted(event, buf, len, timeout, flags);
+}
+
+ssize_t Eq::sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
+                           uint64_t flags) noexcept {
     const wait::Deadline deadline(timeout);
     for (;;) {
+        if (sleepers_.closing()) return -FI_ECANCELED;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (!queue_.empty()) return read_locked(event, buf, len, flags);
@@ -195,7 +211,7 @@ ssize_t Eq::sread(uint32_t *event, void *buf, size_t len, int timeout, uint64_t 
         bool ready;
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            ready = !queue_.empty();
+            ready = !queue_.empty() || sleepers_.closing();
             if (ready) wait_.notify();  // keep the fd readable for other waiters
         }
         const int rc = ready ? 0 : wait_.sleep(deadline.remaining_ms());

@@ -7,6 +7,7 @@
 // fi_eq_write and post()/post_error() return -FI_EAGAIN and keep nothing.
 #pragma once
 
+#include "runtime/cq/sleepers.h"
 #include "runtime/cq/wait.h"
 #include "runtime/eq/binding.h"
 
@@ -45,7 +46,8 @@ class Eq : public fid_eq {
     // kMaxSize), -FI_ENOMEM, or the wait object's error.
     static int open(Fabric *fabric, const Config &config, void *context, fi_ops *ops,
                     fi_ops_eq *eq_ops, Eq **out) noexcept;
-    // fi_close: -FI_EBUSY while objects are bound (attach()); else frees this.
+    // fi_close: -FI_EBUSY while objects are bound (attach()); else wakes the threads blocked
+    // in sread (they return -FI_ECANCELED), waits until they have left, and frees this.
     int close() noexcept;
 
     // --- Producers (any thread) -----------------------------------------------------------
@@ -66,7 +68,8 @@ class Eq : public fid_eq {
     // the bytes written (the caller's struct size). -FI_EAGAIN when no error is at the head.
     ssize_t readerr(fi_eq_err_entry *buf, uint64_t flags) noexcept;
     // fi_eq_sread: waits for an event up to `timeout` ms (< 0 infinite), then reads as
-    // read(). -FI_EAGAIN on timeout or when a signal interrupts the wait.
+    // read(). -FI_EAGAIN on timeout or when a signal interrupts the wait; -FI_ECANCELED when
+    // fi_close closes the EQ meanwhile (nothing is read).
     ssize_t sread(uint32_t *event, void *buf, size_t len, int timeout, uint64_t flags) noexcept;
     int trywait() noexcept;
     int control(int command, void *arg) noexcept;
@@ -96,6 +99,8 @@ class Eq : public fid_eq {
 
     int push(Event &&event) noexcept;
     ssize_t read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept;
+    ssize_t sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
+                           uint64_t flags) noexcept;
     void settle_fd_locked() noexcept;
 
     Fabric *fabric_;
@@ -109,6 +114,7 @@ class Eq : public fid_eq {
     std::vector<uint8_t> err_hold_;  // err_data handed out by the last readerr
 
     wait::WaitObject wait_;
+    wait::SleeperGate sleepers_;  // threads in sread, for close
 };
 
 }  // namespace ufi::runtime::eq

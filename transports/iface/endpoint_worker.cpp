@@ -140,7 +140,14 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
                                   std::vector<SkippedResource> &skipped) {
     std::unique_ptr<EndpointWorker> w(new EndpointWorker());
     // A helper thread watches the control sockets (tcp accept); data moves only in progress.
-    ucs_status_t status = AsyncContext::create(UCS_ASYNC_MODE_THREAD_SPINLOCK, w->async_);
+    // Where that thread is a parent's (fork), progress polls the control sockets instead.
+    ucs_status_t status;
+    if (fork::async_thread_inherited()) {
+        status = AsyncContext::create(UCS_ASYNC_MODE_POLL, w->async_);
+    } else {
+        w->async_thread_ = std::make_unique<fork::AsyncThreadUse>();
+        status = AsyncContext::create(UCS_ASYNC_MODE_THREAD_SPINLOCK, w->async_);
+    }
     if (status != UCS_OK) return status;
     // MULTI is rejected by most transports (uct-brief section 9): the owner serializes.
     status = Worker::create(w->async_, UCS_THREAD_MODE_SERIALIZED, w->worker_);
@@ -178,10 +185,15 @@ EndpointWorker::~EndpointWorker() {
     ifaces_.clear();
     worker_.reset();
     async_.reset();
+    async_thread_.reset();
 }
 
 unsigned EndpointWorker::progress() noexcept {
-    __ucs_async_poll_missed(async_.get());
+    if (async_thread_) {
+        __ucs_async_poll_missed(async_.get());
+    } else {
+        ucs_async_poll(async_.get());
+    }
     return uct_worker_progress(worker_.get());
 }
 

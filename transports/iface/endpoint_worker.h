@@ -10,6 +10,7 @@
 #pragma once
 
 #include "transports/address.h"
+#include "transports/fork_safety.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/resource.h"
 #include "transports/ucx_handles.h"
@@ -77,6 +78,12 @@ class EndpointWorker {
     // The event fds of the ifaces that have one (posix, sysv, tcp; never self or cma).
     std::span<const int> event_fds() const noexcept { return fds_; }
 
+    // The async events (tcp connection requests, ...) are polled by progress() rather than
+    // delivered by UCX's async thread: a fork() child whose parent had endpoints open cannot
+    // use that thread (transports/fork_safety.h). Sleepers must then wake up to progress: the
+    // event fds alone do not cover those events.
+    bool polls_async_events() const noexcept { return !async_thread_; }
+
     const std::vector<std::unique_ptr<OpenIface>> &ifaces() const noexcept { return ifaces_; }
 
     // One address record per open iface, in order.
@@ -93,6 +100,7 @@ class EndpointWorker {
   private:
     EndpointWorker() = default;
 
+    std::unique_ptr<fork::AsyncThreadUse> async_thread_;  // null: async_ is in poll mode
     AsyncContext async_;
     Worker worker_;
     std::vector<std::unique_ptr<OpenIface>> ifaces_;

@@ -1,5 +1,7 @@
 #include "transports/memory/registration.h"
 
+#include "transports/fork_safety.h"
+
 #include <utility>
 
 namespace ufi::transports {
@@ -8,6 +10,7 @@ Registration::Registration(Registration &&other) noexcept
     : mds_(std::exchange(other.mds_, nullptr)),
       address_(std::exchange(other.address_, nullptr)),
       length_(std::exchange(other.length_, 0)),
+      generation_(other.generation_),
       memh_(std::move(other.memh_)) {
     other.memh_.clear();
 }
@@ -18,6 +21,7 @@ Registration &Registration::operator=(Registration &&other) noexcept {
         mds_ = std::exchange(other.mds_, nullptr);
         address_ = std::exchange(other.address_, nullptr);
         length_ = std::exchange(other.length_, 0);
+        generation_ = other.generation_;
         memh_ = std::move(other.memh_);
         other.memh_.clear();
     }
@@ -30,6 +34,7 @@ ucs_status_t Registration::create(const MemoryDomains &mds, void *address, std::
     r.mds_ = &mds;
     r.address_ = address;
     r.length_ = length;
+    r.generation_ = fork::generation();
     r.memh_.assign(mds.size(), nullptr);
     for (std::size_t i : mds.registering()) {
         uct_mem_h memh = nullptr;
@@ -62,7 +67,9 @@ ucs_status_t Registration::pack_rkey(std::size_t md, std::vector<std::uint8_t> &
 }
 
 void Registration::reset() noexcept {
-    if (mds_ != nullptr) {
+    // A fork() child leaves its parent's registrations alone: deregistering through a shared
+    // verbs context would deregister them for the parent.
+    if (mds_ != nullptr && !fork::inherited(generation_)) {
         for (std::size_t i = 0; i < memh_.size(); ++i) {
             if (memh_[i] != nullptr) uct_md_mem_dereg((*mds_)[i].md.get(), memh_[i]);
         }

@@ -1,6 +1,7 @@
 // One address range registered with every memory domain of a MemoryDomains set that can
 // register user memory: the UCT memory handles (memh) zero-copy operations pass, and the
-// remote keys a peer needs, packed. RAII: the destructor deregisters (uct_md_mem_dereg).
+// remote keys a peer needs, packed. RAII: the destructor deregisters (uct_md_mem_dereg), except
+// in a fork() child that inherited the registration (transports/fork_safety.h).
 // With posix/sysv (allocate-only MDs) nothing is registered for them.
 #pragma once
 
@@ -49,6 +50,7 @@ class Registration {
     const MemoryDomains *mds_ = nullptr;
     void *address_ = nullptr;
     std::size_t length_ = 0;
+    unsigned generation_ = 0;      // fork::generation() at create
     std::vector<uct_mem_h> memh_;  // indexed like mds_->all(); nullptr = not registered
 };
 

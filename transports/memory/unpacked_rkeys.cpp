@@ -1,5 +1,6 @@
 #include "transports/memory/unpacked_rkeys.h"
 
+#include "transports/fork_safety.h"
 #include "transports/ucx_handles.h"
 
 #include <utility>
@@ -19,7 +20,9 @@ const MemoryDomain *local_md(const RkeyBundle::MdEntry &entry, const MemoryDomai
 }  // namespace
 
 UnpackedRkeys::UnpackedRkeys(UnpackedRkeys &&other) noexcept
-    : entries_(std::move(other.entries_)), mds_(std::exchange(other.mds_, 0)) {
+    : entries_(std::move(other.entries_)),
+      mds_(std::exchange(other.mds_, 0)),
+      generation_(other.generation_) {
     other.entries_.clear();
 }
 
@@ -29,6 +32,7 @@ UnpackedRkeys &UnpackedRkeys::operator=(UnpackedRkeys &&other) noexcept {
         entries_ = std::move(other.entries_);
         other.entries_.clear();
         mds_ = std::exchange(other.mds_, 0);
+        generation_ = other.generation_;
     }
     return *this;
 }
@@ -54,6 +58,7 @@ bool UnpackedRkeys::sizes_match(const RkeyBundle &bundle, const MemoryDomains &l
 
 std::size_t UnpackedRkeys::unpack(const RkeyBundle &bundle, const MemoryDomains &local) {
     reset();
+    generation_ = fork::generation();
     mds_ = bundle.mds.size();
     entries_.resize(bundle.rkeys.size());
     std::size_t usable = 0;
@@ -92,8 +97,9 @@ std::size_t UnpackedRkeys::unpack(const RkeyBundle &bundle, const MemoryDomains 
 }
 
 void UnpackedRkeys::reset() noexcept {
+    const bool own = !fork::inherited(generation_);  // a fork() child leaves the parent's alone
     for (Entry &e : entries_) {
-        if (e.component != nullptr) uct_rkey_release(e.component, &e.bundle);
+        if (own && e.component != nullptr) uct_rkey_release(e.component, &e.bundle);
     }
     entries_.clear();
     mds_ = 0;

@@ -1,6 +1,7 @@
 // A peer's key bundle made usable here: every packed UCT rkey of the bundle unpacked with the
 // memory domain of the same name that this domain has open (uct_rkey_unpack), released by
-// the destructor (uct_rkey_release). The `rkey` of each entry is what put/get/atomic calls take.
+// the destructor (uct_rkey_release; not in a fork() child that inherited them). The `rkey` of
+// each entry is what put/get/atomic calls take.
 #pragma once
 
 #include "transports/memory/memory_domains.h"
@@ -56,6 +57,7 @@ class UnpackedRkeys {
   private:
     std::vector<Entry> entries_;
     std::size_t mds_ = 0;
+    unsigned generation_ = 0;  // fork::generation() at unpack
 };
 
 }  // namespace ufi::transports

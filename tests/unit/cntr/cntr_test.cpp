@@ -79,6 +79,16 @@ TEST_F(CntrTest, OpenAndBadAttributes) {
     EXPECT_EQ(env_.domain->ops->cntr_open(nullptr, &good, &c, nullptr), -FI_EINVAL);
 }
 
+// Bits other than FI_XPU are -FI_EBADFLAGS even with FI_XPU among them.
+TEST_F(CntrTest, UnknownFlagsAreBadFlagsWithOrWithoutXpu) {
+    fi_cntr_attr a{};
+    a.wait_obj = FI_WAIT_UNSPEC;
+    for (uint64_t flags : {uint64_t{FI_XPU | 1}, uint64_t{FI_XPU | FI_AFFINITY}, ~uint64_t{0}}) {
+        a.flags = flags;
+        expect_open_fails(a, -FI_EBADFLAGS, "attr->flags");
+    }
+}
+
 TEST_F(CntrTest, ValuesAndErrors) {
     fid_cntr *c = open_cntr();
     EXPECT_EQ(fi_cntr_read(c), 0u);

@@ -132,6 +132,22 @@ TEST_F(CqTest, BadAttributes) {
     EXPECT_EQ(fi_close(&cq->fid), 0);
 }
 
+// Undefined flag bits are -FI_EBADFLAGS even when FI_XPU (-FI_ENOSYS alone) is among them, and
+// whatever else is wrong with the flags word.
+TEST_F(CqTest, UnknownFlagsAreBadFlagsWithOrWithoutXpu) {
+    fi_cq_attr a{};
+    a.format = FI_CQ_FORMAT_MSG;
+    a.wait_obj = FI_WAIT_FD;
+    for (uint64_t flags :
+         {uint64_t{FI_XPU | FI_SEND}, uint64_t{FI_XPU | FI_AFFINITY | (1ULL << 63)}, ~uint64_t{0},
+          uint64_t{1ULL << 62}}) {
+        a.flags = flags;
+        expect_open_fails(a, -FI_EBADFLAGS, "attr->flags");
+    }
+    a.flags = FI_XPU | FI_AFFINITY;
+    expect_open_fails(a, -FI_ENOSYS, "FI_XPU");
+}
+
 TEST_F(CqTest, DomainCannotCloseUnderAnOpenCq) {
     fid_cq *cq = open_cq(FI_CQ_FORMAT_DATA);
     EXPECT_EQ(fi_close(&env_.domain->fid), -FI_EBUSY);

@@ -103,6 +103,17 @@ TEST_F(EqTest, BadAttributes) {
     EXPECT_EQ(fi_close(&eq->fid), 0);
 }
 
+// EQs define FI_WRITE and FI_AFFINITY; every other bit (FI_XPU too) is -FI_EBADFLAGS.
+TEST_F(EqTest, UnknownFlagsAreBadFlags) {
+    fi_eq_attr a{};
+    a.wait_obj = FI_WAIT_FD;
+    for (uint64_t flags :
+         {uint64_t{FI_XPU}, uint64_t{FI_XPU | FI_WRITE}, ~uint64_t{0}, uint64_t{1ULL << 63}}) {
+        a.flags = flags;
+        expect_open_fails(a, -FI_EBADFLAGS, "attr->flags");
+    }
+}
+
 // fabtests' eq_write_read_self: write five, read each with FI_PEEK then without.
 TEST_F(EqTest, WriteReadAndPeek) {
     fid_eq *eq = open_eq(32, FI_WRITE, FI_WAIT_NONE);
