@@ -99,9 +99,10 @@ ssize_t eq_write(fid_eq *eq, uint32_t event, const void *buf, size_t len, uint64
                     "fi_eq_write: an error event needs a struct fi_eq_err_entry, len is {}", len);
                 return -FI_EINVAL;
             }
-            rc = e->post_error(*static_cast<const fi_eq_err_entry *>(buf));
+            rc = e->post_error(*static_cast<const fi_eq_err_entry *>(buf),
+                               runtime::eq::Eq::Origin::Application);
         } else {
-            rc = e->post(event, buf, len);
+            rc = e->post(event, buf, len, runtime::eq::Eq::Origin::Application);
         }
         return rc != 0 ? rc : static_cast<int>(len);
     });

@@ -161,7 +161,7 @@ int insert_common(Av *av, const char *call, size_t count, fi_addr_t *fi_addr, ui
         err.data = f.index;
         err.err = -f.status;
         if (eq::post_error(eq, err) != 0) {
-            UFI_LOG_WARN(Subsys::Av, "{}: the EQ is full: the error event of address {} is lost",
+            UFI_LOG_WARN(Subsys::Av, "{}: out of memory: the error event of address {} is lost",
                          call, f.index);
         }
     }
@@ -171,7 +171,7 @@ int insert_common(Av *av, const char *call, size_t count, fi_addr_t *fi_addr, ui
     done.context = context;
     done.data = inserted;
     if (eq::post(eq, FI_AV_COMPLETE, &done, sizeof done, 0) != 0) {
-        UFI_LOG_WARN(Subsys::Av, "{}: the EQ is full: the FI_AV_COMPLETE event is lost", call);
+        UFI_LOG_WARN(Subsys::Av, "{}: out of memory: the FI_AV_COMPLETE event is lost", call);
     }
     return 0;
 }

@@ -32,7 +32,7 @@ int post(Eq *eq, uint32_t event, const void *buf, size_t len, uint64_t flags) no
         return -FI_EINVAL;
     }
     (void)flags;  // no flag changes how an internal event is queued
-    return eq->post(event, buf, len);
+    return eq->post(event, buf, len, Eq::Origin::Provider);
 }
 
 int post_error(Eq *eq, const fi_eq_err_entry &err) noexcept {
@@ -40,7 +40,7 @@ int post_error(Eq *eq, const fi_eq_err_entry &err) noexcept {
         UFI_LOG_WARN(log::Subsys::Eq, "eq post_error: eq is NULL");
         return -FI_EINVAL;
     }
-    return eq->post_error(err);
+    return eq->post_error(err, Eq::Origin::Provider);
 }
 
 }  // namespace ufi::runtime::eq

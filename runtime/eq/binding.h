@@ -18,7 +18,8 @@ Eq *eq_of(fid_t fid) noexcept;
 void attach(Eq *eq) noexcept;
 void detach(Eq *eq) noexcept;
 
-// Posts an event (as fi_eq_write would) or an error entry; -FI_EAGAIN when full.
+// Posts an event or an error entry from ufi itself: never refused for space (the EQ grows
+// past its size for ufi's events; see eq.h), so 0, or -FI_ENOMEM / -FI_EINVAL.
 int post(Eq *eq, uint32_t event, const void *buf, size_t len, uint64_t flags) noexcept;
 int post_error(Eq *eq, const fi_eq_err_entry &err) noexcept;
 

@@ -77,10 +77,10 @@ void Eq::detach() noexcept {
     }
 }
 
-int Eq::push(Event &&event) noexcept {
+int Eq::push(Event &&event, Origin origin) noexcept {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (queue_.size() >= capacity_) return -FI_EAGAIN;
+        if (origin == Origin::Application && queue_.size() >= capacity_) return -FI_EAGAIN;
         try {
             queue_.push_back(std::move(event));
         } catch (const std::bad_alloc &) {
@@ -91,20 +91,20 @@ int Eq::push(Event &&event) noexcept {
     return 0;
 }
 
-int Eq::post(uint32_t event, const void *buf, size_t len) noexcept {
+int Eq::post(uint32_t event, const void *buf, size_t len, Origin origin) noexcept {
     try {
         Event e;
         e.event = event;
         if (len > 0)
             e.bytes.assign(static_cast<const uint8_t *>(buf),
                            static_cast<const uint8_t *>(buf) + len);
-        return push(std::move(e));
+        return push(std::move(e), origin);
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }
 }
 
-int Eq::post_error(const fi_eq_err_entry &err) noexcept {
+int Eq::post_error(const fi_eq_err_entry &err, Origin origin) noexcept {
     try {
         Event e;
         e.error = true;
@@ -116,7 +116,7 @@ int Eq::post_error(const fi_eq_err_entry &err) noexcept {
         }
         e.err.err_data = nullptr;
         e.err.err_data_size = 0;
-        return push(std::move(e));
+        return push(std::move(e), origin);
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }

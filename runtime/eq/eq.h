@@ -3,8 +3,12 @@
 // read, errors in order with the rest (fi_eq_read returns -FI_EAVAIL when one is at the
 // head). Posting is thread-safe whatever the threading model: events come from any thread.
 //
-// Capacity: at least fi_eq_attr.size events (0: kDefaultSize). A full EQ is never overrun:
-// fi_eq_write and post()/post_error() return -FI_EAGAIN and keep nothing.
+// Capacity: fi_eq_attr.size events (0: kDefaultSize) bound what the application writes: a
+// full EQ refuses fi_eq_write with -FI_EAGAIN and keeps nothing. Events ufi itself posts (AV
+// insert results, MR completions, connection events) are never dropped: the EQ grows past
+// its size for them, as libfabric's own EQs do, because the application could not ask for a
+// lost FI_AV_COMPLETE again (an FI_EVENT insert of 1,100 bad addresses into a 1,024-event EQ
+// used to lose it, and its waiter never finished).
 #pragma once
 
 #include "runtime/cq/sleepers.h"
@@ -51,12 +55,14 @@ class Eq : public fid_eq {
     int close() noexcept;
 
     // --- Producers (any thread) -----------------------------------------------------------
+    // Who posts: the application (fi_eq_write, bounded by the size) or ufi (unbounded).
+    enum class Origin { Application, Provider };
     // An event of `len` bytes (struct fi_eq_entry, fi_eq_cm_entry + data, ...): 0, -FI_EAGAIN
-    // when full, -FI_ENOMEM.
-    int post(uint32_t event, const void *buf, size_t len) noexcept;
-    // An error event; err.err_data/err_data_size name bytes the EQ copies. 0, -FI_EAGAIN,
-    // -FI_ENOMEM.
-    int post_error(const fi_eq_err_entry &err) noexcept;
+    // when an application event finds the EQ full, -FI_ENOMEM.
+    int post(uint32_t event, const void *buf, size_t len, Origin origin) noexcept;
+    // An error event; err.err_data/err_data_size name bytes the EQ copies. 0, -FI_EAGAIN (an
+    // application event, EQ full), -FI_ENOMEM.
+    int post_error(const fi_eq_err_entry &err, Origin origin) noexcept;
 
     // --- The application's calls (api/eq.cpp) --------------------------------------------
     // fi_eq_read (FI_PEEK in flags leaves the event queued): the event's size in bytes.
@@ -97,7 +103,7 @@ class Eq : public fid_eq {
     Eq(Fabric *fabric, const Config &config, size_t capacity);
     ~Eq() = default;
 
-    int push(Event &&event) noexcept;
+    int push(Event &&event, Origin origin) noexcept;
     ssize_t read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept;
     ssize_t sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
                            uint64_t flags) noexcept;

@@ -154,13 +154,21 @@ TEST_F(EqTest, WriteRules) {
     EXPECT_EQ(fi_close(&eq->fid), 0);
 }
 
-// fabtests' eq_size_verify: an EQ of size N holds N events; the next is refused, not lost.
+// fabtests' eq_size_verify: an EQ of size N holds N events; the next fi_eq_write is refused,
+// not lost. ufi's own events still go in (the EQ grows for them), after the application's.
 TEST_F(EqTest, CapacityIsRefusedNotOverrun) {
     fid_eq *eq = open_eq(32, FI_WRITE, FI_WAIT_NONE);
     for (int i = 0; i < 32; ++i)
         ASSERT_EQ(write_notify(eq, i), static_cast<int>(sizeof(fi_eq_entry)));
     EXPECT_EQ(write_notify(eq, 32), -FI_EAGAIN);
-    EXPECT_EQ(ufi::runtime::eq::post(eq_of(eq), FI_NOTIFY, nullptr, 0, 0), -FI_EAGAIN);
+    fi_eq_entry mine{};
+    mine.data = 1000;
+    EXPECT_EQ(ufi::runtime::eq::post(eq_of(eq), FI_NOTIFY, &mine, sizeof mine, 0), 0)
+        << "a provider event is never refused for space";
+    fi_eq_err_entry err{};
+    err.err = FI_EIO;
+    EXPECT_EQ(ufi::runtime::eq::post_error(eq_of(eq), err), 0);
+    EXPECT_EQ(write_notify(eq, 33), -FI_EAGAIN) << "the application is still bounded";
     for (int i = 0; i < 32; ++i) {
         fi_eq_entry entry{};
         uint32_t event;
@@ -168,6 +176,14 @@ TEST_F(EqTest, CapacityIsRefusedNotOverrun) {
                   static_cast<ssize_t>(sizeof entry));
         EXPECT_EQ(entry.data, static_cast<uint64_t>(i));
     }
+    fi_eq_entry entry{};
+    uint32_t event;
+    ASSERT_EQ(fi_eq_read(eq, &event, &entry, sizeof entry, 0), static_cast<ssize_t>(sizeof entry));
+    EXPECT_EQ(entry.data, 1000u);
+    EXPECT_EQ(fi_eq_read(eq, &event, &entry, sizeof entry, 0), -FI_EAVAIL);
+    fi_eq_err_entry got{};
+    ASSERT_EQ(fi_eq_readerr(eq, &got, 0), static_cast<ssize_t>(sizeof got));
+    EXPECT_EQ(got.err, FI_EIO);
     EXPECT_EQ(fi_close(&eq->fid), 0);
 }
 
