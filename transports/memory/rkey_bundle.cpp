@@ -1,5 +1,7 @@
 #include "transports/memory/rkey_bundle.h"
 
+#include "transports/checksum.h"
+
 #include <cstring>
 
 namespace ufi::transports {
@@ -9,13 +11,7 @@ namespace {
 constexpr std::size_t kChecksumOffset = 16;
 
 std::uint32_t fnv1a(std::span<const std::uint8_t> bytes) {
-    std::uint32_t h = 2166136261u;
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-        // The checksum field itself counts as zeros.
-        const std::uint8_t b = (i >= kChecksumOffset && i < kChecksumOffset + 4) ? 0 : bytes[i];
-        h = (h ^ b) * 16777619u;
-    }
-    return h;
+    return fnv1a_skipping(bytes, kChecksumOffset);  // the checksum field counts as zeros
 }
 
 class Writer {

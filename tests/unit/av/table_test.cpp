@@ -136,10 +136,15 @@ TEST_F(AvTest, ConcurrentInsertsWithLockFreeReaders) {
     constexpr size_t kPerThread = 4000;
     std::vector<fi_addr_t> got[2];
     std::atomic<bool> done{false};
+    std::atomic<bool> reading{false};
     std::atomic<size_t> reads{0};
     std::thread reader([&] {
         PeerEntry pe;
-        while (!done.load()) {
+        // Until the writers are done, then one last pass (on a loaded machine the writers may
+        // finish before this thread first runs: the last pass still reads every entry).
+        for (bool last = false; !last;) {
+            last = done.load();
+            reading.store(true);
             for (fi_addr_t i = 0; i < 2 * kPerThread; i += 7) {
                 if (resolve(a, i, pe) == 0) {
                     // A published entry is complete: a valid address of the length it says.
@@ -149,6 +154,7 @@ TEST_F(AvTest, ConcurrentInsertsWithLockFreeReaders) {
             }
         }
     });
+    while (!reading.load()) std::this_thread::yield();  // writers start with the reader running
     std::thread writers[2];
     for (int w = 0; w < 2; ++w) {
         writers[w] = std::thread([&, w] {
