@@ -42,9 +42,9 @@ struct PeerEntry {
     bool firewall = false;                  // inserted with FI_FIREWALL_ADDR
 };
 
-// The entry `addr` names. Bits 32..63 (fi_rx_addr's rx index, fi_group_addr's group) are
-// ignored. -FI_EINVAL when addr names no address (never inserted, removed, a key handle,
-// FI_ADDR_NOTAVAIL).
+// The entry `addr` names; fi_rx_addr's rx index (the top rx_ctx_bits bits) is ignored.
+// -FI_EINVAL when addr names no address (never inserted, removed, a key handle,
+// FI_ADDR_NOTAVAIL) or sets high bits the AV gives no meaning (runtime/av/addr_encoding.h).
 int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept;
 
 // What an FI_SOURCE_ERR completion reports for an authorization-key handle: its user ID
