@@ -35,7 +35,7 @@ class GuardedSlot {
     uint8_t *data() { return base_ + map_len_ - page_ - len_; }
     void fill(const std::vector<uint8_t> &bytes) {
         std::memset(data(), 0, len_);
-        std::memcpy(data(), bytes.data(), std::min(bytes.size(), len_));
+        if (!bytes.empty()) std::memcpy(data(), bytes.data(), std::min(bytes.size(), len_));
     }
 
   private:
