@@ -2,10 +2,12 @@
 // names (fi_ops_cm) and the data-transfer tables, whose operations return -FI_ENOSYS until
 // the data path lands (their sizes are set, so libfabric's inline wrappers work). Argument
 // checks that only the C ABI can get wrong live here; the rest is runtime/ep/endpoint.h.
+#include "api/ep_data.h"
 #include "api/export.h"
 #include "api/objects.h"
 #include "runtime/domain.h"
 #include "runtime/ep/endpoint.h"
+#include "runtime/proto/data_path.h"
 #include "runtime/fid_cast.h"
 #include "runtime/log/log.h"
 
@@ -16,6 +18,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+
+#include <mutex>
 
 namespace ufi::api {
 
@@ -109,14 +113,18 @@ UFI_REGISTER_FI_OPS(g_ep_fi_ops);
 
 // ---- fi_ops_ep ---------------------------------------------------------------------------
 
-// Nothing can be pending without a data path: the cancel request is "submitted" and no
-// completion follows (fi_endpoint: operations that completed report normally).
-ssize_t ep_cancel(fid_t fid, void *) {
-    if (ep_of(fid) == nullptr) {
+// fi_cancel: a pending receive with this context completes with FI_ECANCELED; anything else
+// (completed already, never posted, a send) reports normally. Always "submitted" (0).
+ssize_t ep_cancel(fid_t fid, void *context) {
+    Endpoint *ep = ep_of(fid);
+    if (ep == nullptr) {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_cancel: fid is not an endpoint");
         return -FI_EINVAL;
     }
-    return 0;
+    runtime::proto::DataPath *dp = ep->data_path();
+    if (dp == nullptr) return 0;  // nothing can be pending before fi_enable
+    std::lock_guard<runtime::OptionalMutex> lock(ep->worker_lock());
+    return dp->cancel(context);
 }
 
 int ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen) {
@@ -215,33 +223,7 @@ fi_ops_cm g_ep_cm_ops = {
     .join = UFI_NOT_YET(fi_ops_cm, join),
 };
 
-// ---- data-transfer tables (the data-path issue fills them) -------------------------------
-
-fi_ops_msg g_ep_msg_ops = {
-    .size = sizeof(fi_ops_msg),
-    .recv = UFI_NOT_YET(fi_ops_msg, recv),
-    .recvv = UFI_NOT_YET(fi_ops_msg, recvv),
-    .recvmsg = UFI_NOT_YET(fi_ops_msg, recvmsg),
-    .send = UFI_NOT_YET(fi_ops_msg, send),
-    .sendv = UFI_NOT_YET(fi_ops_msg, sendv),
-    .sendmsg = UFI_NOT_YET(fi_ops_msg, sendmsg),
-    .inject = UFI_NOT_YET(fi_ops_msg, inject),
-    .senddata = UFI_NOT_YET(fi_ops_msg, senddata),
-    .injectdata = UFI_NOT_YET(fi_ops_msg, injectdata),
-};
-
-fi_ops_tagged g_ep_tagged_ops = {
-    .size = sizeof(fi_ops_tagged),
-    .recv = UFI_NOT_YET(fi_ops_tagged, recv),
-    .recvv = UFI_NOT_YET(fi_ops_tagged, recvv),
-    .recvmsg = UFI_NOT_YET(fi_ops_tagged, recvmsg),
-    .send = UFI_NOT_YET(fi_ops_tagged, send),
-    .sendv = UFI_NOT_YET(fi_ops_tagged, sendv),
-    .sendmsg = UFI_NOT_YET(fi_ops_tagged, sendmsg),
-    .inject = UFI_NOT_YET(fi_ops_tagged, inject),
-    .senddata = UFI_NOT_YET(fi_ops_tagged, senddata),
-    .injectdata = UFI_NOT_YET(fi_ops_tagged, injectdata),
-};
+// ---- data-transfer tables without a data path yet (fi_msg/fi_tagged: api/ep_data.cpp) ----
 
 fi_ops_rma g_ep_rma_ops = {
     .size = sizeof(fi_ops_rma),

@@ -39,6 +39,8 @@ namespace ufi::transports::address {
 inline constexpr uint8_t kVersion = 2;
 inline constexpr size_t kHeaderSize = 20;
 inline constexpr size_t kChecksumOffset = 16;
+inline constexpr size_t kUuidOffset = 4;        // u64, little-endian
+inline constexpr size_t kEndpointIdOffset = 12;  // u32, little-endian
 inline constexpr size_t kMaxRecords = 32;
 inline constexpr size_t kMaxTlName = 15;
 inline constexpr std::string_view kStringPrefix = "fi_ufi://";

@@ -1,5 +1,7 @@
 #include "transports/ucx_handles.h"
 
+#include <cstring>
+
 #include <ucs/type/status.h>
 
 namespace ufi::transports {
@@ -29,6 +31,12 @@ void release_iface(uct_iface_h iface) {
 }
 void release_cm(uct_cm_h cm) {
     uct_cm_close(cm);
+}
+
+void release_ep(uct_ep_h ep) {
+    // Requests still queued belong to their owner, who purged them first; none may remain.
+    uct_ep_pending_purge(ep, [](uct_pending_req_t *, void *) {}, nullptr);
+    uct_ep_destroy(ep);
 }
 
 }  // namespace detail
@@ -177,6 +185,21 @@ ucs_status_t Cm::open(uct_component_h component, const Worker &worker, const CmC
     if (status == UCS_OK) {
         out = Cm(cm);
     }
+    return status;
+}
+
+ucs_status_t Ep::connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
+                                  const uct_iface_addr_t *iface_addr, Ep &out) {
+    uct_ep_params_t params;
+    std::memset(&params, 0, sizeof(params));
+    params.field_mask =
+        UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    params.iface = iface;
+    params.dev_addr = dev_addr;
+    params.iface_addr = iface_addr;
+    uct_ep_h ep = nullptr;
+    const ucs_status_t status = uct_ep_create(&params, &ep);
+    if (status == UCS_OK) out = Ep(ep);
     return status;
 }
 

@@ -73,6 +73,7 @@ void release_async(ucs_async_context_t *async);
 void release_worker(uct_worker_h worker);
 void release_iface(uct_iface_h iface);
 void release_cm(uct_cm_h cm);
+void release_ep(uct_ep_h ep);
 
 }  // namespace detail
 
@@ -177,6 +178,17 @@ class Cm : public detail::UniqueHandle<uct_cm_h, detail::release_cm> {
     using UniqueHandle::UniqueHandle;
     static ucs_status_t open(uct_component_h component, const Worker &worker,
                              const CmConfig &config, Cm &out);
+};
+
+// A UCT endpoint (uct_ep_create / uct_ep_destroy). Its pending queue is purged before it is
+// destroyed (uct-brief section 4.5): whoever queued requests on it must have taken them back.
+// Must die before its Iface.
+class Ep : public detail::UniqueHandle<uct_ep_h, detail::release_ep> {
+  public:
+    using UniqueHandle::UniqueHandle;
+    // A connect-to-iface endpoint to the peer iface with these device and iface addresses.
+    static ucs_status_t connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
+                                         const uct_iface_addr_t *iface_addr, Ep &out);
 };
 
 }  // namespace ufi::transports

@@ -528,6 +528,24 @@ int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept {
     return 0;
 }
 
+int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &addr,
+                  PeerEntry &out) noexcept {
+    const uint64_t high = av->table->high();
+    for (uint64_t i = 0; i < high; ++i) {
+        Table::View v;
+        if (!av->table->view(i, v)) continue;
+        if (v.len < address::kHeaderSize) continue;
+        uint64_t u = 0;
+        uint32_t id = 0;
+        std::memcpy(&u, v.blob + address::kUuidOffset, sizeof u);  // little-endian hosts
+        std::memcpy(&id, v.blob + address::kEndpointIdOffset, sizeof id);
+        if (u != uuid || id != endpoint_id) continue;
+        addr = encoding::entry_addr(i);
+        return resolve(av, addr, out);
+    }
+    return -FI_ENOENT;
+}
+
 fi_addr_t key_report_id(const Av *av, fi_addr_t key) noexcept {
     const fi_addr_t low = encoding::low(key);
     if (!encoding::is_key_handle(low)) return FI_ADDR_NOTAVAIL;

@@ -47,6 +47,12 @@ struct PeerEntry {
 // FI_ADDR_NOTAVAIL) or sets high bits the AV gives no meaning (runtime/av/addr_encoding.h).
 int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept;
 
+// The entry whose address carries this identity (the uuid and endpoint id of a ufi address),
+// for a peer that contacted an endpoint first: its fi_addr and entry. A scan of the table, for
+// the wireup path only. -FI_ENOENT when no entry has it.
+int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &addr,
+                  PeerEntry &out) noexcept;
+
 // What an FI_SOURCE_ERR completion reports for an authorization-key handle: its user ID
 // (FI_AV_USER_ID AVs; FI_ADDR_NOTAVAIL until set), else the handle itself. FI_ADDR_NOTAVAIL
 // for a handle that names no key.

@@ -307,6 +307,10 @@ uint32_t Table::key_bound_locked(uint64_t slot) const noexcept {
     return slot < h_->keys_high ? keys_[slot].bound : 0;
 }
 
+uint64_t Table::high() const noexcept {
+    return load(h_->high, std::memory_order_acquire);
+}
+
 uint32_t Table::keys_high() const noexcept {
     return load(h_->keys_high, std::memory_order_acquire);
 }

@@ -78,6 +78,8 @@ class Table {
 
     uint32_t key_capacity() const noexcept { return h_->key_capacity; }
     uint32_t keys_high() const noexcept;
+    // Entry slots ever used: every entry's index is below it (lock-free; may lag a writer).
+    uint64_t high() const noexcept;
     uint64_t live() const noexcept { return h_->live; }  // under the lock
     uint32_t entry_shift() const noexcept { return h_->entry_shift; }
     bool shared() const noexcept { return backing_->shared(); }

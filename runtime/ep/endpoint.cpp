@@ -15,6 +15,7 @@
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/provider_info.h"
 #include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
 #include "runtime/ucs_status.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/resource.h"
@@ -500,12 +501,37 @@ int Endpoint::enable() noexcept {
             return -FI_EOTHER;
         }
 
+        proto::DataPathConfig dcfg;
+        dcfg.worker = worker.get();
+        dcfg.av = av_;
+        dcfg.tx_cq = tx_cq_.cq;
+        dcfg.rx_cq = rx_cq_.cq;
+        dcfg.tx_selective = tx_cq_.selective;
+        dcfg.rx_selective = rx_cq_.selective;
+        dcfg.send_cntr = cntrs_[kCntrSend];
+        dcfg.recv_cntr = cntrs_[kCntrRecv];
+        dcfg.caps = info_->caps;
+        dcfg.tx_size = options_.tx_size;
+        dcfg.rx_size = options_.rx_size;
+        dcfg.inject_size = options_.inject_msg_size;
+        dcfg.uuid = uuid_;
+        dcfg.endpoint_id = endpoint_id_;
+        dcfg.address = address::pack(addr);
+        dcfg.auth_key = auth_key_;
+        std::unique_ptr<proto::DataPath> data_path;
+        if (const int rc = proto::DataPath::create(dcfg, data_path); rc != 0) {
+            undo();
+            return rc;
+        }
+
         held_auth_keys_ = std::move(keys);
         address_ = std::move(addr);
         blob_ = std::move(blob);
         blob_string_ = std::move(text);
+        data_path_ = std::move(data_path);
         worker_ = std::move(worker);
         worker_ptr_.store(worker_.get(), std::memory_order_release);
+        data_path_ptr_.store(data_path_.get(), std::memory_order_release);
         enabled_.store(true, std::memory_order_release);
         UFI_LOG_INFO(Subsys::EpCtrl, "fi_enable: {} on domain {}, address of {} bytes",
                      address::describe(address_), domain_->offer.name, blob_.size());
@@ -565,7 +591,9 @@ int Endpoint::close() noexcept {
             // uct-brief section 8: ifaces, then the worker, then the async context (the
             // EndpointWorker's member order).
             std::lock_guard<OptionalMutex> wlock(worker_lock_);
+            data_path_ptr_.store(nullptr, std::memory_order_release);
             worker_ptr_.store(nullptr, std::memory_order_release);
+            data_path_.reset();  // its lanes (UCT endpoints) before the ifaces they live on
             worker_.reset();
         }
         enabled_.store(false, std::memory_order_release);
@@ -689,12 +717,16 @@ int Endpoint::set_ops_flags(uint64_t flags) noexcept {
 
 ssize_t Endpoint::tx_size_left() noexcept {
     if (!enabled()) return -FI_EOPBADSTATE;
-    return static_cast<ssize_t>(options_.tx_size);
+    std::lock_guard<OptionalMutex> lock(worker_lock_);
+    proto::DataPath *dp = data_path();
+    return static_cast<ssize_t>(dp != nullptr ? dp->tx_left() : options_.tx_size);
 }
 
 ssize_t Endpoint::rx_size_left() noexcept {
     if (!enabled()) return -FI_EOPBADSTATE;
-    return static_cast<ssize_t>(options_.rx_size);
+    std::lock_guard<OptionalMutex> lock(worker_lock_);
+    proto::DataPath *dp = data_path();
+    return static_cast<ssize_t>(dp != nullptr ? dp->rx_left() : options_.rx_size);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -713,7 +745,10 @@ unsigned Endpoint::progress_cb(void *arg) {
     auto *ep = static_cast<Endpoint *>(arg);
     std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
     transports::EndpointWorker *w = ep->worker();
-    return w != nullptr ? w->progress() : 0;  // not enabled: nothing to drive
+    if (w == nullptr) return 0;  // not enabled: nothing to drive
+    unsigned n = w->progress();
+    if (proto::DataPath *dp = ep->data_path()) n += dp->progress();
+    return n;
 }
 
 int Endpoint::arm_cb(void *arg) {
@@ -721,6 +756,10 @@ int Endpoint::arm_cb(void *arg) {
     std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
     transports::EndpointWorker *w = ep->worker();
     if (w == nullptr) return 0;  // no transports: no event can arrive
+    // Queued sends and completions need progress, not an event.
+    if (proto::DataPath *dp = ep->data_path(); dp != nullptr && dp->has_pending_work()) {
+        return -FI_EAGAIN;
+    }
     return w->arm() == UCS_OK ? 0 : -FI_EAGAIN;
 }
 

@@ -1,6 +1,6 @@
-// The active RDM endpoint without its data path: fi_endpoint, fi_ep_bind (AV, CQs, counters,
-// EQ), fi_enable (one UCT worker and an iface per transport of the domain, and the address
-// built from them), fi_getname/fi_setname, options, ops flags and fi_close. The api layer
+// The active RDM endpoint: fi_endpoint, fi_ep_bind (AV, CQs, counters, EQ), fi_enable (one UCT
+// worker and an iface per transport of the domain, the address built from them, and the data
+// path, runtime/proto/data_path.h), fi_getname/fi_setname, options, ops flags and fi_close. The api layer
 // (api/ep.cpp) fills the ops tables and checks the C arguments; everything with state lives
 // here. See runtime/ep/README.md for the decisions the man page leaves to providers.
 #pragma once
@@ -24,6 +24,9 @@
 
 namespace ufi::transports {
 class EndpointWorker;
+}
+namespace ufi::runtime::proto {
+class DataPath;
 }
 
 namespace ufi::runtime {
@@ -113,7 +116,7 @@ class Endpoint : public fid_ep {
     int set_ops_flags(uint64_t flags) noexcept;
 
     // fi_tx_size_left / fi_rx_size_left (deprecated): -FI_EOPBADSTATE before fi_enable, else
-    // the queue size (nothing can be pending without a data path).
+    // the operations that can still be posted.
     ssize_t tx_size_left() noexcept;
     ssize_t rx_size_left() noexcept;
 
@@ -143,6 +146,10 @@ class Endpoint : public fid_ep {
         return worker_ptr_.load(std::memory_order_acquire);
     }
     OptionalMutex &worker_lock() noexcept { return worker_lock_; }
+    // The data path; nullptr before fi_enable. Calls on it need worker_lock().
+    proto::DataPath *data_path() const noexcept {
+        return data_path_ptr_.load(std::memory_order_acquire);
+    }
     // Whether an iface of this endpoint reports the peer's record reachable (takes the lock).
     bool peer_reachable(const transports::address::TransportRecord &peer) noexcept;
 
@@ -195,6 +202,9 @@ class Endpoint : public fid_ep {
     OptionalMutex worker_lock_;
     std::unique_ptr<transports::EndpointWorker> worker_;
     std::atomic<transports::EndpointWorker *> worker_ptr_{nullptr};
+    // Declared after the worker: destroyed first (its lanes are UCT endpoints on its ifaces).
+    std::unique_ptr<proto::DataPath> data_path_;
+    std::atomic<proto::DataPath *> data_path_ptr_{nullptr};
     transports::address::EndpointAddress address_;
     std::vector<uint8_t> blob_;
     std::string blob_string_;  // "fi_ufi://..."

@@ -11,9 +11,23 @@
 
 namespace ufi::runtime::info {
 
-// Primary capabilities with a working data path. None yet: the RDM data path (FI_MSG,
-// FI_TAGGED), RMA and atomics arrive with their issues.
-inline constexpr uint64_t kPrimaryCaps = 0;
+// Primary capabilities with a working data path: messages and tagged messages, with directed
+// receive (Open MPI's OFI MTL requires it; it costs no tag bits). RMA and atomics arrive with
+// their issue.
+// FI_REMOTE_CQ_DATA: 8 bytes of remote CQ data with every message.
+inline constexpr uint64_t kPrimaryCaps =
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA;
+
+// Secondary capabilities of every domain: completions report the sender (FI_SOURCE; returned
+// only when asked for, as fi_getinfo(3) says).
+inline constexpr uint64_t kSecondaryCaps = FI_SOURCE;
+
+// Message ordering guaranteed between two endpoints: sends are delivered in the order they
+// were posted (one queue per peer, lanes that keep order).
+inline constexpr uint64_t kMsgOrder = FI_ORDER_SAS;
+
+// Tag bits: all 64 are the application's (FI_TAG_GENERIC, as libfabric's shm provider).
+inline constexpr uint64_t kMemTagFormat = 0xAAAAAAAAAAAAAAAAULL;
 
 // Capabilities of the domain (fi_getinfo(3) calls FI_AV_USER_ID a primary capability, so it is
 // returned only to callers that ask for it, or ask for nothing): user IDs (an AV open and
@@ -36,8 +50,9 @@ inline constexpr uint64_t kSecondaryRxCaps =
     FI_MULTI_RECV | FI_TRIGGER | FI_RMA_PMEM | FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR;
 inline constexpr uint64_t kTxCaps = kPrimaryTxCaps | kSecondaryTxCaps;
 inline constexpr uint64_t kRxCaps = kPrimaryRxCaps | kSecondaryRxCaps;
+// FI_REMOTE_CQ_DATA is returned on request too: fabtests counts it as no optional capability.
 inline constexpr uint64_t kAllPrimaryCaps =
-    kPrimaryTxCaps | kPrimaryRxCaps | FI_AV_USER_ID | FI_PEER;
+    kPrimaryTxCaps | kPrimaryRxCaps | FI_AV_USER_ID | FI_PEER | FI_REMOTE_CQ_DATA;
 // Receive-side bits older applications also put in tx_attr->caps (and the reverse): ignored
 // there, as libfabric ignores them.
 inline constexpr uint64_t kIgnoredTxCaps = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RECV |
@@ -68,9 +83,9 @@ inline constexpr size_t kMrKeySize = 8;
 // Remote CQ data carried per message.
 inline constexpr size_t kCqDataSize = 8;
 
-// Bytes of ufi header that an eager-short message spends beyond UCT's 8-byte AM header:
-// source id (4), flags (4) and remote CQ data (8). inject_size = am.max_short - 8 - this.
-inline constexpr size_t kEagerShortOverhead = 16;
+// Bytes of ufi header an eager message spends (runtime/proto/wire.h: tag, source index, flags,
+// remote CQ data): inject_size = am.max_short - this.
+inline constexpr size_t kEagerShortOverhead = 24;
 
 // ufi's own gather limit when a transport has no zero-copy path (it packs into a bounce
 // buffer); transports with zcopy report theirs.

@@ -20,13 +20,12 @@ namespace ufi::runtime::info {
 
 namespace {
 
-constexpr size_t kUctAmHeader = 8;  // am_short's 64-bit header, counted in max_short
-
 size_t inject_of(const transports::Resource &r) {
     const std::optional<size_t> limit = transports::am_send_max(r);
     if (!limit) return std::numeric_limits<size_t>::max();  // carries no messages (e.g. cma)
-    const size_t overhead = kUctAmHeader + kEagerShortOverhead;
-    return *limit > overhead ? *limit - overhead : 0;
+    // Messages go as am_short_iov, whose iovs together are limited by max_short (no separate
+    // UCT header): what one short message carries beyond ufi's header.
+    return *limit > kEagerShortOverhead ? *limit - kEagerShortOverhead : 0;
 }
 
 }  // namespace

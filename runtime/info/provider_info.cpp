@@ -30,7 +30,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     fi_info *info = alloc_info();
     if (info == nullptr) return nullptr;
 
-    const uint64_t caps = kPrimaryCaps | kDomainPrimaryCaps | reach_caps(offer);
+    const uint64_t caps = kPrimaryCaps | kSecondaryCaps | kDomainPrimaryCaps | reach_caps(offer);
     info->caps = caps;
     info->mode = kRequiredModes;
     info->addr_format = kDefaultAddrFormat;
@@ -39,7 +39,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     tx.caps = caps & kTxCaps;
     tx.mode = kRequiredModes;
     tx.op_flags = 0;
-    tx.msg_order = 0;   // ordering guarantees come with the data path
+    tx.msg_order = kMsgOrder;
     tx.comp_order = 0;
     tx.inject_size = offer.inject_size;
     tx.size = kTxSize;
@@ -50,7 +50,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     rx.caps = caps & kRxCaps;
     rx.mode = kRequiredModes;
     rx.op_flags = 0;
-    rx.msg_order = 0;
+    rx.msg_order = kMsgOrder;
     rx.comp_order = 0;
     rx.total_buffered_recv = 0;
     rx.size = kRxSize;
@@ -65,7 +65,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     ep.max_order_raw_size = 0;
     ep.max_order_war_size = 0;
     ep.max_order_waw_size = 0;
-    ep.mem_tag_format = 0;  // FI_TAGGED is not offered yet
+    ep.mem_tag_format = kMemTagFormat;
     ep.tx_ctx_cnt = 1;
     ep.rx_ctx_cnt = 1;
 

@@ -175,6 +175,7 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
         w->ifaces_.push_back(std::move(iface));
     }
     if (w->ifaces_.empty()) return UCS_ERR_NO_DEVICE;
+    w->rx_headroom_ = options.rx_headroom;
     out = std::move(w);
     return UCS_OK;
 }
@@ -207,6 +208,18 @@ ucs_status_t EndpointWorker::arm() noexcept {
                           to_string(status));
         }
         return UCS_ERR_BUSY;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t EndpointWorker::set_am_handler(uint8_t id, uct_am_callback_t cb, void *arg) noexcept {
+    for (const auto &i : ifaces_) {
+        if (!(i->attr.cap.flags & (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                                   UCT_IFACE_FLAG_AM_ZCOPY))) {
+            continue;  // cma: no active messages
+        }
+        const ucs_status_t status = uct_iface_set_am_handler(i->iface.get(), id, cb, arg, 0);
+        if (status != UCS_OK) return status;
     }
     return UCS_OK;
 }

@@ -75,6 +75,14 @@ class EndpointWorker {
     // UCS_ERR_BUSY when work is pending (progress again instead).
     ucs_status_t arm() noexcept;
 
+    // Installs `cb` (with `arg`) for active-message id `id` (< 32) on every iface that
+    // receives active messages. Synchronous: called only from progress (and, on self, from
+    // inside the sender's call).
+    ucs_status_t set_am_handler(uint8_t id, uct_am_callback_t cb, void *arg) noexcept;
+
+    // Bytes reserved before received data in descriptors (WorkerOptions::rx_headroom).
+    size_t rx_headroom() const noexcept { return rx_headroom_; }
+
     // The event fds of the ifaces that have one (posix, sysv, tcp; never self or cma).
     std::span<const int> event_fds() const noexcept { return fds_; }
 
@@ -105,6 +113,7 @@ class EndpointWorker {
     Worker worker_;
     std::vector<std::unique_ptr<OpenIface>> ifaces_;
     std::vector<int> fds_;
+    size_t rx_headroom_ = 0;
 };
 
 // The error handler every endpoint iface gets: logs and returns UCS_OK, so a peer failure is

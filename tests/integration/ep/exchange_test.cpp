@@ -9,6 +9,7 @@
 #include "transports/address.h"
 
 #include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -87,9 +88,13 @@ int run_side(int sock, const char *who) {
         attr.type = FI_AV_TABLE;
         fid_av *av = nullptr;
         CHILD_CHECK(fi_av_open(domain, &attr, &av, nullptr) == 0);
+        fi_cq_attr cq_attr{};
+        fid_cq *cq = nullptr;
+        CHILD_CHECK(fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0);
         fid_ep *ep = nullptr;
         CHILD_CHECK(fi_endpoint(domain, cur, &ep, nullptr) == 0);
         CHILD_CHECK(fi_ep_bind(ep, &av->fid, 0) == 0);
+        CHILD_CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) == 0);
         CHILD_CHECK(fi_enable(ep) == 0);
 
         size_t len = 0;
@@ -134,6 +139,7 @@ int run_side(int sock, const char *who) {
         uint8_t done = 1;
         CHILD_CHECK(io_all(sock, &done, 1, true) && io_all(sock, &done, 1, false));
         CHILD_CHECK(fi_close(&ep->fid) == 0);
+        CHILD_CHECK(fi_close(&cq->fid) == 0);
         CHILD_CHECK(fi_close(&av->fid) == 0);
         CHILD_CHECK(fi_close(&domain->fid) == 0);
     }

@@ -40,9 +40,13 @@ class EpFixture : public ::testing::Test {
     }
 
     void TearDown() override {
+        // Endpoints first (they hold their AV, CQs and counters), then the rest in reverse.
+        std::vector<fid_t> eps, rest;
         for (auto it = open_.rbegin(); it != open_.rend(); ++it) {
-            EXPECT_EQ(fi_close(*it), 0);
+            ((*it)->fclass == FI_CLASS_EP ? eps : rest).push_back(*it);
         }
+        for (fid_t f : eps) EXPECT_EQ(fi_close(f), 0);
+        for (fid_t f : rest) EXPECT_EQ(fi_close(f), 0);
         open_.clear();
         if (domain_ != nullptr) {
             EXPECT_EQ(fi_close(&domain_->fid), 0);
@@ -53,7 +57,8 @@ class EpFixture : public ::testing::Test {
         fi_freeinfo(info_);
     }
 
-    // Closed at TearDown (in reverse order) unless the test closes it and calls forget().
+    // Closed at TearDown (endpoints first, then in reverse order) unless the test closes it
+    // and calls forget().
     template <typename T>
     T *keep(T *obj) {
         if (obj != nullptr) open_.push_back(&obj->fid);
@@ -108,13 +113,23 @@ class EpFixture : public ::testing::Test {
         return rc == 0 ? keep(eq) : nullptr;
     }
 
-    // An endpoint bound to a fresh AV and enabled.
+    // Binds a fresh CQ for FI_TRANSMIT | FI_RECV (the messaging capabilities need one).
+    void bind_cq(fid_ep *ep) {
+        fid_cq *cq = open_cq();
+        ASSERT_NE(cq, nullptr);
+        ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    }
+
+    // An endpoint bound to a fresh AV and CQ (FI_TRANSMIT | FI_RECV) and enabled.
     fid_ep *enabled_ep() {
         fid_av *av = open_av();
         if (av == nullptr) return nullptr;
+        fid_cq *cq = open_cq();
+        if (cq == nullptr) return nullptr;
         fid_ep *ep = open_ep();
         if (ep == nullptr) return nullptr;
         EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+        EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
         EXPECT_EQ(fi_enable(ep), 0);
         return ep;
     }

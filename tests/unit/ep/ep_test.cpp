@@ -130,15 +130,17 @@ TEST_F(EpTest, ScalableEndpointsAreNotImplemented) {
     EXPECT_EQ(fi_ep_export_xpu(ep, 0, nullptr), -FI_ENOSYS);
 }
 
-TEST_F(EpTest, DataTransfersAreNotImplementedYet) {
+TEST_F(EpTest, DataTransfersBeforeEnableAndNotYetImplemented) {
     fid_ep *ep = open_ep();
     ASSERT_NE(ep, nullptr);
     char buf[8] = {};
-    EXPECT_EQ(fi_send(ep, buf, sizeof buf, nullptr, 0, nullptr), -FI_ENOSYS);
-    EXPECT_EQ(fi_recv(ep, buf, sizeof buf, nullptr, 0, nullptr), -FI_ENOSYS);
-    EXPECT_EQ(fi_inject(ep, buf, sizeof buf, 0), -FI_ENOSYS);
-    EXPECT_EQ(fi_tsend(ep, buf, sizeof buf, nullptr, 0, 1, nullptr), -FI_ENOSYS);
-    EXPECT_EQ(fi_trecv(ep, buf, sizeof buf, nullptr, 0, 1, 0, nullptr), -FI_ENOSYS);
+    // Messages need an enabled endpoint.
+    EXPECT_EQ(fi_send(ep, buf, sizeof buf, nullptr, 0, nullptr), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_recv(ep, buf, sizeof buf, nullptr, 0, nullptr), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_inject(ep, buf, sizeof buf, 0), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_tsend(ep, buf, sizeof buf, nullptr, 0, 1, nullptr), -FI_EOPBADSTATE);
+    EXPECT_EQ(fi_trecv(ep, buf, sizeof buf, nullptr, 0, 1, 0, nullptr), -FI_EOPBADSTATE);
+    // RMA, atomics, collectives and connections are not implemented yet.
     EXPECT_EQ(fi_read(ep, buf, sizeof buf, nullptr, 0, 0, 0, nullptr), -FI_ENOSYS);
     EXPECT_EQ(fi_write(ep, buf, sizeof buf, nullptr, 0, 0, 0, nullptr), -FI_ENOSYS);
     EXPECT_EQ(fi_atomic(ep, buf, 1, nullptr, 0, 0, 0, FI_UINT64, FI_SUM, nullptr), -FI_ENOSYS);
@@ -315,8 +317,7 @@ TEST_F(EpTest, EnableNeedsCqsForItsCapabilities) {
     fid_cq *cq = open_cq();
     UFI_NEED(cq, "fi_cq_open");
     fid_ep *ep = open_ep();
-    // White-box: give the endpoint the messaging capabilities the data path will offer.
-    ep_object(ep)->mutable_info().caps |= FI_MSG | FI_SEND | FI_RECV;
+    ASSERT_NE(ep_object(ep)->info().caps & FI_MSG, 0u) << "messaging is offered";
     ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
     EXPECT_EQ(fi_enable(ep), -FI_ENOCQ);
     ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT), 0);
@@ -324,9 +325,9 @@ TEST_F(EpTest, EnableNeedsCqsForItsCapabilities) {
     ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_RECV), 0);
     EXPECT_EQ(fi_enable(ep), 0);
 
-    // An RMA target needs no receive CQ.
+    // An RMA target needs no receive CQ (white-box: RMA is not offered yet).
     fid_ep *target = open_ep();
-    ep_object(target)->mutable_info().caps |= FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    ep_object(target)->mutable_info().caps = FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE;
     ASSERT_EQ(fi_ep_bind(target, &av->fid, 0), 0);
     EXPECT_EQ(fi_enable(target), 0);
 }
@@ -440,6 +441,7 @@ TEST_F(EpTest, SharedMemoryNotPermitted) {
     ASSERT_EQ(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_SHARED_MEMORY_PERMITTED, &no, sizeof no),
               0);
     ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+    bind_cq(ep);
     const auto &resources = runtime::object_of<runtime::Domain>(domain_)->resources;
     size_t non_shm = 0;
     for (const auto *r : resources) non_shm += r->type != transports::DeviceType::SharedMemory;
@@ -546,6 +548,7 @@ TEST_F(EpTest, SetnameAdoptsAnIdentity) {
     ASSERT_EQ(fi_setname(&again->fid, const_cast<uint8_t *>(old_name.data()), old_name.size()), 0);
     EXPECT_TRUE(runtime::ep::ids::in_use(old_addr.endpoint_id));
     ASSERT_EQ(fi_ep_bind(again, &av->fid, 0), 0);
+    bind_cq(again);
     ASSERT_EQ(fi_enable(again), 0);
     const auto new_addr = parse(name_of(again));
     EXPECT_EQ(new_addr.uuid, old_addr.uuid);
@@ -735,6 +738,7 @@ TEST_F(EpAvAuthKeyTest, EndpointKeysComeFromTheAv) {
     ASSERT_EQ(rc, 0);
     fid_ep *ep = open_ep();
     ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+    bind_cq(ep);
     ASSERT_EQ(fi_enable(ep), 0);
     EXPECT_EQ(ep_object(ep)->held_auth_keys(), std::vector<fi_addr_t>{handle});
     EXPECT_EQ(fi_av_remove(av, &handle, 1, FI_AUTH_KEY), -FI_EBUSY)

@@ -8,6 +8,7 @@
 #include "transports/iface/endpoint_worker.h"
 
 #include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -74,9 +75,13 @@ TEST(EpTls, EveryDomainsEndpointUsesOnlyItsTransports) {
             av_missing = true;
         } else {
             ASSERT_EQ(rc, 0);
+            fi_cq_attr cq_attr{};
+            fid_cq *cq = nullptr;
+            ASSERT_EQ(fi_cq_open(domain, &cq_attr, &cq, nullptr), 0);
             fid_ep *ep = nullptr;
             ASSERT_EQ(fi_endpoint(domain, cur, &ep, nullptr), 0);
             ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+            ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
             ASSERT_EQ(fi_enable(ep), 0);
             size_t len = 0;
             ASSERT_EQ(fi_getname(&ep->fid, nullptr, &len), -FI_ETOOSMALL);
@@ -96,6 +101,7 @@ TEST(EpTls, EveryDomainsEndpointUsesOnlyItsTransports) {
             }
             ASSERT_EQ(fi_endpoint(domain, cur, &ep, nullptr), 0);
             ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+            ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
             bool no = false;
             ASSERT_EQ(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_SHARED_MEMORY_PERMITTED, &no,
                                 sizeof no),
@@ -114,6 +120,7 @@ TEST(EpTls, EveryDomainsEndpointUsesOnlyItsTransports) {
                 EXPECT_EQ(got, non_shm);
             }
             EXPECT_EQ(fi_close(&ep->fid), 0);
+            EXPECT_EQ(fi_close(&cq->fid), 0);
             EXPECT_EQ(fi_close(&av->fid), 0);
         }
         EXPECT_EQ(fi_close(&domain->fid), 0);

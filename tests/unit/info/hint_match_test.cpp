@@ -40,8 +40,10 @@ const Case kCases[] = {
     {"ep_type RDM matches", [](fi_info &h) { h.ep_attr->type = FI_EP_RDM; }, nullptr},
     {"ep_type MSG is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_MSG; }, "ep_type FI_EP_MSG"},
     {"ep_type DGRAM is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_DGRAM; }, "ep_type FI_EP_DGRAM"},
-    {"caps FI_TAGGED not offered yet", [](fi_info &h) { h.caps = FI_TAGGED; }, "caps FI_TAGGED"},
-    {"caps FI_MSG|FI_RMA names both", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, "FI_MSG"},
+    {"caps FI_TAGGED offered", [](fi_info &h) { h.caps = FI_TAGGED; }, nullptr},
+    {"caps FI_MSG|FI_TAGGED|FI_DIRECTED_RECV offered", [](fi_info &h) { h.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV; }, nullptr},
+    {"caps FI_MSG|FI_RMA: RMA not offered yet", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, "caps FI_RMA"},
+    {"caps FI_SOURCE on request", [](fi_info &h) { h.caps = FI_TAGGED | FI_SOURCE; }, nullptr},
     {"caps FI_REMOTE_COMM is offered by eth0", [](fi_info &h) { h.caps = FI_REMOTE_COMM; }, nullptr},
     {"caps FI_AV_USER_ID", [](fi_info &h) { h.caps = FI_AV_USER_ID; }, nullptr},
     {"domain caps FI_SHARED_AV | FI_AV_USER_ID", [](fi_info &h) { h.domain_attr->caps = FI_SHARED_AV | FI_AV_USER_ID; }, nullptr},
@@ -84,7 +86,8 @@ const Case kCases[] = {
     {"inject_size 77 too big", [](fi_info &h) { h.tx_attr->inject_size = 77; }, "inject_size 77"},
     {"tx iov_limit too big", [](fi_info &h) { h.tx_attr->iov_limit = 7; }, "tx iov_limit"},
     {"rx size too big", [](fi_info &h) { h.rx_attr->size = kRxSize + 1; }, "rx size"},
-    {"msg_order SAS not guaranteed yet", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_SAS; }, "msg_order"},
+    {"msg_order SAS guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_SAS; }, nullptr},
+    {"msg_order RAW not guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_RAW; }, "msg_order"},
     {"commit complete unsupported", [](fi_info &h) { h.tx_attr->op_flags = FI_COMMIT_COMPLETE; }, "FI_COMMIT_COMPLETE"},
     {"ep tx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 2; }, "tx_ctx_cnt"},
     {"shared contexts not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; }, "shared contexts"},
@@ -118,8 +121,12 @@ TEST(HintMatch, NullHintsMatchEverything) {
     MatchResult m = match_hints(*cand, nullptr, kApi);
     InfoPtr out(m.info);
     ASSERT_TRUE(out);
-    EXPECT_EQ(out->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID);
+    EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+                             FI_REMOTE_CQ_DATA | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM |
+                             FI_AV_USER_ID);
     EXPECT_EQ(out->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID | FI_SHARED_AV);
+    EXPECT_EQ(out->tx_attr->msg_order, static_cast<uint64_t>(FI_ORDER_SAS));
+    EXPECT_EQ(out->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
     EXPECT_EQ(out->domain_attr->mr_mode, 0);
     EXPECT_STREQ(out->domain_attr->name, "eth0");
 }
@@ -167,7 +174,8 @@ TEST(HintMatch, AuthKeysAreCopiedToTheResult) {
 
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
-    EXPECT_EQ(cand->caps, FI_LOCAL_COMM | FI_AV_USER_ID);
+    EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+                              FI_REMOTE_CQ_DATA | FI_SOURCE | FI_LOCAL_COMM | FI_AV_USER_ID);
     InfoPtr hints(alloc_info());
     hints->caps = FI_REMOTE_COMM;
     MatchResult m = match_hints(*cand, hints.get(), kApi);

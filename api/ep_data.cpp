@@ -1,0 +1,259 @@
+// The endpoint's message and tagged-message tables (fi_msg(3), fi_tagged(3)): the C ABI checks
+// (buffers, iov counts and limits, sizes, flags), then runtime/proto's data path under the
+// endpoint's worker lock. The endpoint is trusted: the ops table it was called through is its
+// own, so no handle lookup is made on this path.
+#include "api/ep_data.h"
+
+#include "api/objects.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/lock.h"
+#include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <sys/uio.h>
+
+#include <mutex>
+
+namespace ufi::api {
+
+namespace {
+
+using runtime::OptionalMutex;
+using runtime::ep::Endpoint;
+using runtime::proto::IovList;
+using Subsys = log::Subsys;
+
+// Flags fi_sendmsg / fi_tsendmsg accept, and fi_recvmsg / fi_trecvmsg.
+constexpr uint64_t kSendFlags = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |
+                                FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |
+                                FI_REMOTE_CQ_DATA | FI_MORE | FI_FENCE | FI_MATCH_COMPLETE;
+constexpr uint64_t kRecvFlags = FI_COMPLETION | FI_MORE;
+
+Endpoint *ep_of(fid_ep *ep) {
+    return static_cast<Endpoint *>(ep);
+}
+
+// The data path, locked for the call; -FI_EOPBADSTATE before fi_enable.
+template <typename Fn>
+ssize_t with_data_path(fid_ep *fep, Fn &&fn) {
+    Endpoint *ep = ep_of(fep);
+    runtime::proto::DataPath *dp = ep->data_path();
+    if (dp == nullptr) return -FI_EOPBADSTATE;
+    std::lock_guard<OptionalMutex> lock(ep->worker_lock());
+    return fn(*ep, *dp);
+}
+
+// One buffer: NULL only when empty.
+int one_buffer(const void *buf, size_t len, IovList &out) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    out.set(buf, len);
+    return 0;
+}
+
+// An iovec list within the endpoint's iov_limit.
+int iov_list(const Endpoint &ep, const iovec *iov, size_t count, IovList &out) {
+    const size_t limit = std::min(ep.info().tx_attr->iov_limit, runtime::proto::kMaxIov);
+    if (count > limit || (iov == nullptr && count != 0)) return -FI_EINVAL;
+    out.count = 0;
+    out.total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (iov[i].iov_base == nullptr && iov[i].iov_len != 0) return -FI_EINVAL;
+        if (iov[i].iov_len == 0) continue;
+        out.v[out.count++] = {static_cast<uint8_t *>(iov[i].iov_base), iov[i].iov_len};
+        out.total += iov[i].iov_len;
+    }
+    return 0;
+}
+
+ssize_t do_send(fid_ep *fep, const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
+                uint64_t tag, uint64_t data, bool tagged, bool inject_call) {
+    return with_data_path(fep, [&](Endpoint &ep, runtime::proto::DataPath &dp) -> ssize_t {
+        if (iov.total > ep.info().ep_attr->max_msg_size) return -FI_EMSGSIZE;
+        const bool copy = inject_call || (flags & FI_INJECT);
+        if (copy && iov.total > ep.info().tx_attr->inject_size) return -FI_EMSGSIZE;
+        return dp.send(iov, dest, context, flags | (copy ? FI_INJECT : 0), tag, data, tagged,
+                       inject_call);
+    });
+}
+
+ssize_t do_recv(fid_ep *fep, const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
+                uint64_t tag, uint64_t ignore, bool tagged) {
+    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.recv(iov, src, context, flags, tag, ignore, tagged);
+    });
+}
+
+// ---- fi_msg --------------------------------------------------------------------------------
+
+ssize_t msg_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, void *context) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+}
+
+ssize_t msg_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
+                  void *context) {
+    IovList list;
+    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    return do_send(ep, list, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+}
+
+ssize_t msg_sendmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    if (flags & ~kSendFlags) return -FI_EBADFLAGS;
+    IovList list;
+    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    return do_send(ep, list, msg->addr, msg->context, flags, 0, msg->data, false, false);
+}
+
+ssize_t msg_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, nullptr, 0, 0, 0, false, true);
+}
+
+ssize_t msg_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
+                     fi_addr_t dest, void *context) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
+                   false, false);
+}
+
+ssize_t msg_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, nullptr, FI_REMOTE_CQ_DATA, 0, data, false, true);
+}
+
+ssize_t msg_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, void *context) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_recv(ep, iov, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
+}
+
+ssize_t msg_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
+                  void *context) {
+    IovList list;
+    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    return do_recv(ep, list, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
+}
+
+ssize_t msg_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    if (flags & FI_MULTI_RECV) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_recvmsg: FI_MULTI_RECV is not implemented yet");
+        return -FI_ENOSYS;
+    }
+    if (flags & ~kRecvFlags) return -FI_EBADFLAGS;
+    IovList list;
+    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    return do_recv(ep, list, msg->addr, msg->context, flags, 0, 0, false);
+}
+
+// ---- fi_tagged -----------------------------------------------------------------------------
+
+ssize_t tag_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t tag,
+                 void *context) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+}
+
+ssize_t tag_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
+                  uint64_t tag, void *context) {
+    IovList list;
+    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    return do_send(ep, list, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+}
+
+ssize_t tag_sendmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    if (flags & ~kSendFlags) return -FI_EBADFLAGS;
+    IovList list;
+    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    return do_send(ep, list, msg->addr, msg->context, flags, msg->tag, msg->data, true, false);
+}
+
+ssize_t tag_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, nullptr, 0, tag, 0, true, true);
+}
+
+ssize_t tag_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
+                     fi_addr_t dest, uint64_t tag, void *context) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
+                   true, false);
+}
+
+ssize_t tag_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+                       uint64_t tag) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_send(ep, iov, dest, nullptr, FI_REMOTE_CQ_DATA, tag, data, true, true);
+}
+
+ssize_t tag_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag,
+                 uint64_t ignore, void *context) {
+    IovList iov;
+    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
+    return do_recv(ep, iov, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
+}
+
+ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
+                  uint64_t tag, uint64_t ignore, void *context) {
+    IovList list;
+    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    return do_recv(ep, list, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
+}
+
+ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MULTI_RECV)) {
+        UFI_LOG_INFO(Subsys::EpData,
+                     "fi_trecvmsg: FI_PEEK, FI_CLAIM, FI_DISCARD and FI_MULTI_RECV are not "
+                     "implemented yet");
+        return -FI_ENOSYS;
+    }
+    if (flags & ~kRecvFlags) return -FI_EBADFLAGS;
+    IovList list;
+    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    return do_recv(ep, list, msg->addr, msg->context, flags, msg->tag, msg->ignore, true);
+}
+
+}  // namespace
+
+fi_ops_msg g_ep_msg_ops = {
+    .size = sizeof(fi_ops_msg),
+    .recv = msg_recv,
+    .recvv = msg_recvv,
+    .recvmsg = msg_recvmsg,
+    .send = msg_send,
+    .sendv = msg_sendv,
+    .sendmsg = msg_sendmsg,
+    .inject = msg_inject,
+    .senddata = msg_senddata,
+    .injectdata = msg_injectdata,
+};
+
+fi_ops_tagged g_ep_tagged_ops = {
+    .size = sizeof(fi_ops_tagged),
+    .recv = tag_recv,
+    .recvv = tag_recvv,
+    .recvmsg = tag_recvmsg,
+    .send = tag_send,
+    .sendv = tag_sendv,
+    .sendmsg = tag_sendmsg,
+    .inject = tag_inject,
+    .senddata = tag_senddata,
+    .injectdata = tag_injectdata,
+};
+
+}  // namespace ufi::api

@@ -1,0 +1,177 @@
+// The data path's life (creation, teardown), progress and completions. Peers and the
+// handshake are in wireup.cpp, messages in eager.cpp.
+#include "runtime/proto/data_path.h"
+
+#include "runtime/cntr/binding.h"
+#include "runtime/cq/cq.h"
+#include "runtime/log/log.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+
+DataPath::DataPath(const DataPathConfig &config)
+    : cfg_(config),
+      worker_(config.worker),
+      lane_policy_(transports::LanePolicy::from_registry()),
+      tx_size_(config.tx_size),
+      rx_size_(config.rx_size),
+      directed_recv_((config.caps & FI_DIRECTED_RECV) != 0) {}
+
+int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept {
+    try {
+        std::unique_ptr<DataPath> dp(new DataPath(config));
+        struct Handler {
+            uint8_t id;
+            transports::AmHandlerFn fn;
+        };
+        const Handler handlers[] = {
+            {wire::kAmWireup, &DataPath::am_wireup},
+            {wire::kAmEager, &DataPath::am_eager},
+            {wire::kAmEagerFirst, &DataPath::am_first},
+            {wire::kAmEagerMiddle, &DataPath::am_middle},
+        };
+        for (const Handler &h : handlers) {
+            const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
+            if (status != UCS_OK) {
+                UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot install active-message handler {}: {}",
+                             h.id, transports::to_string(status));
+                return fi_errno_of(status);
+            }
+        }
+        out = std::move(dp);
+        return 0;
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+}
+
+DataPath::~DataPath() {
+    // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
+    // the lanes close with the peers, before the worker that owns their ifaces.
+    peers_.clear();
+}
+
+unsigned DataPath::progress() noexcept {
+    unsigned done = 0;
+    while (!overflow_.empty() && write_now(overflow_.front())) {
+        overflow_.pop_front();
+        ++done;
+    }
+    if (busy_.empty()) return done;
+    // Peers drained here may queue more (a handler run by progress); take the list as it is.
+    std::vector<uint32_t> busy;
+    busy.swap(busy_);
+    for (uint32_t idx : busy) {
+        Peer &p = *peers_[idx];
+        p.busy = false;
+        drain(p);
+        ++done;
+    }
+    return done;
+}
+
+void DataPath::mark_busy(Peer &p) {
+    if (p.busy) return;
+    p.busy = true;
+    busy_.push_back(p.local_idx);
+}
+
+bool DataPath::write_now(const Completion &c) noexcept {
+    int rc;
+    if (c.err == 0) {
+        rc = c.cq->write(c.context, c.flags, c.len, nullptr, c.data, c.tag, c.src);
+    } else {
+        fi_cq_err_entry e{};
+        e.op_context = c.context;
+        e.flags = c.flags;
+        e.len = c.len;
+        e.data = c.data;
+        e.tag = c.tag;
+        e.olen = c.olen;
+        e.err = c.err;
+        e.prov_errno = c.err;
+        e.src_addr = c.src;
+        rc = c.cq->write_error(e);
+    }
+    return rc != -FI_EAGAIN;
+}
+
+void DataPath::write_completion(const Completion &c) noexcept {
+    // A full CQ is never overrun: the completion waits, in order, and progress retries.
+    if (overflow_.empty() && write_now(c)) return;
+    try {
+        overflow_.push_back(c);
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a completion is lost");
+    }
+}
+
+void DataPath::finish_send(SendReq *r, int error) noexcept {
+    if (r->completion || error != 0) {
+        Completion c{};
+        c.cq = cfg_.tx_cq;
+        c.context = r->context;
+        c.flags = r->cq_flags;
+        c.len = error != 0 ? r->iov.total : 0;
+        c.src = FI_ADDR_NOTAVAIL;
+        c.err = -error;
+        if (c.cq != nullptr) write_completion(c);
+    }
+    if (cfg_.send_cntr != nullptr) {
+        if (error == 0) cntr::on_completion(cfg_.send_cntr, r->iov.total);
+        else cntr::on_error(cfg_.send_cntr);
+    }
+    r->copy.clear();
+    --tx_outstanding_;
+    send_pool_.put(r);
+}
+
+ssize_t DataPath::cancel(void *context) noexcept {
+    if (context == nullptr) return 0;  // an operation without context cannot be named
+    for (List<RecvReq> *list : {&posted_msg_, &posted_tagged_}) {
+        for (RecvReq *r = list->front(); r != nullptr; r = r->hook.next) {
+            if (r->context != context) continue;
+            list->remove(r);
+            Completion c{};
+            c.cq = cfg_.rx_cq;
+            c.context = r->context;
+            c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
+            c.tag = r->tag;
+            c.src = FI_ADDR_NOTAVAIL;
+            c.err = FI_ECANCELED;
+            if (c.cq != nullptr) write_completion(c);
+            if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
+            --rx_posted_;
+            recv_pool_.put(r);
+            return 0;
+        }
+    }
+    return 0;  // not found (completed already, or never posted): nothing to report
+}
+
+// The handlers' trampolines: UCT calls them with the DataPath as arg.
+ucs_status_t DataPath::am_wireup(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_wireup(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_eager(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_eager(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_first(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_first(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_middle(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_middle(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+
+}  // namespace ufi::runtime::proto

@@ -1,0 +1,199 @@
+// An enabled endpoint's data path: the peer table, the sends on their way, the posted receives
+// and the messages that came first, the active-message handlers that move bytes between them,
+// and the completions they produce. One per enabled RDM endpoint, created by fi_enable.
+//
+// Every call runs under the endpoint's worker lock (the caller takes it when the threading
+// model needs it); the AM handlers run inside progress, under the same lock, and over `self`
+// inside the sender's own send call, so every state change is made before a transport call,
+// never after it.
+#pragma once
+
+#include "runtime/proto/peer.h"
+#include "runtime/proto/requests.h"
+#include "transports/address.h"
+#include "transports/iface/endpoint_worker.h"
+#include "transports/lanes/am_lane.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace ufi::runtime {
+namespace av {
+class Av;
+}
+namespace cq {
+class Cq;
+}
+namespace cntr {
+class Cntr;
+}
+}  // namespace ufi::runtime
+
+namespace ufi::runtime::proto {
+
+struct WireupView;  // a parsed WIREUP message (wireup.cpp)
+
+struct DataPathConfig {
+    transports::EndpointWorker *worker = nullptr;
+    av::Av *av = nullptr;
+    cq::Cq *tx_cq = nullptr;
+    cq::Cq *rx_cq = nullptr;
+    bool tx_selective = false;  // bound with FI_SELECTIVE_COMPLETION
+    bool rx_selective = false;
+    cntr::Cntr *send_cntr = nullptr;
+    cntr::Cntr *recv_cntr = nullptr;
+    uint64_t caps = 0;        // the endpoint's negotiated capabilities
+    size_t tx_size = 0;       // sends outstanding at most (tx_attr->size)
+    size_t rx_size = 0;       // receives posted at most (rx_attr->size)
+    size_t inject_size = 0;   // tx_attr->inject_size
+    // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
+    uint64_t uuid = 0;
+    uint32_t endpoint_id = 0;
+    std::vector<uint8_t> address;
+    // The classic authorization key (endpoint's or domain's; may be empty): a peer's
+    // WIREUP_REQ must carry the same bytes.
+    std::vector<uint8_t> auth_key;
+};
+
+// What the data path counts for diagnostics and tests.
+struct DataPathStats {
+    uint64_t dropped_malformed = 0;   // headers too short or inconsistent
+    uint64_t dropped_unknown_src = 0; // messages naming no connected peer
+    uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
+    uint64_t unexpected = 0;          // messages that arrived before their receive
+};
+
+class DataPath {
+  public:
+    // Creates the data path and installs its AM handlers on the worker's ifaces. 0 or a
+    // negative fi errno.
+    static int create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept;
+    ~DataPath();
+    DataPath(const DataPath &) = delete;
+    DataPath &operator=(const DataPath &) = delete;
+
+    // fi_send* / fi_tsend* / fi_inject*. `flags` are the operation's (FI_COMPLETION,
+    // FI_REMOTE_CQ_DATA, FI_INJECT: the data is copied at the call); `inject` (fi_inject*)
+    // writes no completion. 0, -FI_EAGAIN (tx queue full), -FI_EINVAL (dest names no AV
+    // entry), or the peer's error (it failed or refused this endpoint).
+    ssize_t send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags, uint64_t tag,
+                 uint64_t data, bool tagged, bool inject) noexcept;
+    // fi_recv* / fi_trecv*: src is FI_ADDR_UNSPEC for any source (directed receive needs
+    // FI_DIRECTED_RECV). 0, -FI_EAGAIN (rx queue full), -FI_EINVAL.
+    ssize_t recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
+                 uint64_t ignore, bool tagged) noexcept;
+    // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
+    ssize_t cancel(void *context) noexcept;
+
+    // After the worker's progress: queued sends, wireup messages owed, completions a full CQ
+    // refused. Returns the work done.
+    unsigned progress() noexcept;
+    // Whether work is queued that progress must do before the endpoint may sleep.
+    bool has_pending_work() const noexcept { return !busy_.empty() || !overflow_.empty(); }
+
+    size_t tx_left() const noexcept { return tx_size_ - tx_outstanding_; }
+    size_t rx_left() const noexcept { return rx_size_ - rx_posted_; }
+    const DataPathStats &stats() const noexcept { return stats_; }
+    size_t peer_count() const noexcept { return peers_.size(); }
+    const Peer *peer(uint32_t idx) const noexcept {
+        return idx < peers_.size() ? peers_[idx].get() : nullptr;
+    }
+
+  private:
+    explicit DataPath(const DataPathConfig &config);
+
+    // --- Peers and wireup (wireup.cpp) ---
+    // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
+    // entry or its address does not parse.
+    Peer *peer_for_addr(fi_addr_t addr) noexcept;
+    Peer *add_peer(transports::address::EndpointAddress &&address);
+    // Chooses the peer's lane and connects it; false (the peer failed) when none reaches it.
+    bool open_lane(Peer &p);
+    // Starts the handshake (state kKnown -> kConnecting).
+    void connect(Peer &p);
+    transports::Status send_request(Peer &p);
+    transports::Status send_reply(Peer &p, uint16_t status, uint32_t sender_idx, uint8_t type);
+    void fail_peer(Peer &p, int error);
+    void mark_busy(Peer &p);
+    void handle_wireup(const uint8_t *data, size_t length);
+    void handle_request(const WireupView &w);
+    void handle_reply(const WireupView &w);
+    bool key_accepted(const uint8_t *key, size_t len) const noexcept;
+    fi_addr_t report_id_for(const transports::address::EndpointAddress &a) const noexcept;
+
+    // --- Sending (eager.cpp) ---
+    // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
+    // the lane is full (r->offset says how far), or the lane's error.
+    transports::Status push(Peer &p, SendReq &r) noexcept;
+    void finish_send(SendReq *r, int error) noexcept;
+    void drain(Peer &p) noexcept;
+
+    // --- Receiving (eager.cpp) ---
+    void handle_eager(const uint8_t *data, size_t length) noexcept;
+    void handle_first(const uint8_t *data, size_t length) noexcept;
+    void handle_middle(const uint8_t *data, size_t length) noexcept;
+    // Where a message (src, tagged, tag) goes: the first posted receive it matches.
+    RecvReq *match_posted(uint32_t src, bool tagged, uint64_t tag) noexcept;
+    UnexpMsg *match_unexpected(const RecvReq &r) noexcept;
+    void complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                       uint64_t data, size_t msg_len) noexcept;
+    void retire_unexpected(UnexpMsg *u) noexcept;
+
+    // --- Completions ---
+    struct Completion {
+        cq::Cq *cq;
+        void *context;
+        uint64_t flags;
+        size_t len;
+        uint64_t data;
+        uint64_t tag;
+        fi_addr_t src;
+        int err;      // 0, or a positive fi errno (an error completion)
+        size_t olen;  // FI_ETRUNC: bytes that did not fit
+    };
+    void write_completion(const Completion &c) noexcept;
+    bool write_now(const Completion &c) noexcept;  // false: the CQ is full
+
+    static ucs_status_t am_wireup(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_eager(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_first(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_middle(void *arg, void *data, size_t length, unsigned flags);
+
+    DataPathConfig cfg_;
+    transports::EndpointWorker *worker_;
+    transports::LanePolicy lane_policy_;
+    size_t tx_size_;
+    size_t rx_size_;
+    size_t tx_outstanding_ = 0;
+    size_t rx_posted_ = 0;
+    bool directed_recv_;
+
+    std::vector<std::unique_ptr<Peer>> peers_;
+    std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index
+    struct AddrCache {
+        uint32_t version = 0;  // the AV entry's version when cached (0: none)
+        uint32_t peer = kNoPeer;
+    };
+    std::vector<AddrCache> by_addr_;  // AV entry index -> peer
+    std::vector<uint32_t> busy_;      // peers with queued work
+
+    Pool<SendReq> send_pool_;
+    Pool<RecvReq> recv_pool_;
+    Pool<UnexpMsg> unexp_pool_;
+    List<RecvReq> posted_msg_;
+    List<RecvReq> posted_tagged_;
+    List<UnexpMsg> unexp_msg_;
+    List<UnexpMsg> unexp_tagged_;
+    std::deque<Completion> overflow_;  // completions a full CQ refused, in order
+
+    DataPathStats stats_;
+};
+
+}  // namespace ufi::runtime::proto

@@ -1,0 +1,463 @@
+// Eager messages (wire.h): a send goes out as one short or bcopy active message when it fits
+// the lane, else as a first fragment and middle fragments; the receiver matches the message
+// (at its first fragment, so matching follows arrival order per sender) against the posted
+// receives, or keeps it as unexpected until a receive claims it.
+#include "runtime/cntr/binding.h"
+#include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+
+namespace {
+
+// The most iovs a short message takes (header + data buffers); longer lists go by bcopy.
+constexpr size_t kMaxShortIov = 8;
+
+struct PackArgs {
+    const uint8_t *hdr;
+    size_t hdr_len;
+    const IovList *iov;
+    size_t from;
+    size_t len;
+};
+
+size_t pack_message(void *dest, void *arg) {
+    const auto *a = static_cast<const PackArgs *>(arg);
+    auto *d = static_cast<uint8_t *>(dest);
+    std::memcpy(d, a->hdr, a->hdr_len);
+    a->iov->copy_out(a->from, d + a->hdr_len, a->len);
+    return a->hdr_len + a->len;
+}
+
+transports::Status status_of_bcopy(ssize_t rc) {
+    return rc >= 0 ? transports::kOk : static_cast<transports::Status>(rc);
+}
+
+bool matches(const RecvReq &r, uint32_t src, bool tagged, uint64_t tag) {
+    if (r.tagged != tagged) return false;
+    if (r.src != kNoPeer && r.src != src) return false;
+    return !tagged || ((r.tag ^ tag) & ~r.ignore) == 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Sending
+
+ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
+                       uint64_t tag, uint64_t data, bool tagged, bool inject) noexcept {
+    Peer *p = peer_for_addr(dest);
+    if (p == nullptr) return -FI_EINVAL;
+    if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
+    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kFailed) return p->fail_status;
+    SendReq *r;
+    try {
+        r = send_pool_.get();
+        if (flags & FI_INJECT) {  // the buffer may be reused at once: send a copy
+            r->copy.resize(iov.total);
+            iov.copy_out(0, r->copy.data(), iov.total);
+            r->iov.set(r->copy.data(), iov.total);
+        } else {
+            r->iov = iov;
+        }
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    r->peer = p->local_idx;
+    r->tag = tag;
+    r->data = data;
+    r->wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
+                    ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
+    r->context = context;
+    r->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+    r->completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    r->offset = 0;
+    r->started = false;
+    ++tx_outstanding_;
+
+    if (p->state == PeerState::kConnected && p->queue.empty()) {
+        const transports::Status s = push(*p, *r);
+        if (s == transports::kOk) {
+            finish_send(r, 0);
+            return 0;
+        }
+        if (s != transports::kNoResource) {
+            const int rc = fi_errno_of(s);
+            p->queue.push_back(r);
+            fail_peer(*p, rc);  // completes r (and everything queued) with the error
+            return 0;
+        }
+    }
+    // Connecting, or the lane is full: in order behind what waits already.
+    p->queue.push_back(r);
+    mark_busy(*p);
+    return 0;
+}
+
+transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
+    const size_t total = r.iov.total;
+    const bool has_data = (r.wire_flags & wire::kHasData) != 0;
+    if (!r.started) {
+        // EagerHdr [FirstHdr] [data], built once.
+        uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(wire::FirstHdr) + sizeof(uint64_t)];
+        wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
+        std::memcpy(hdr, &h, sizeof h);
+        size_t hdr_len = sizeof h;
+        const size_t data_len = has_data ? sizeof(uint64_t) : 0;
+        const size_t single = hdr_len + data_len + total;
+        if (single <= p.lane.max_short() && r.iov.count + 1 <= kMaxShortIov) {
+            if (has_data) std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
+            transports::Iov iovs[kMaxShortIov];
+            iovs[0] = transports::make_iov(hdr, hdr_len + data_len);
+            for (size_t i = 0; i < r.iov.count; ++i) {
+                iovs[i + 1] = transports::make_iov(r.iov.v[i].base, r.iov.v[i].len);
+            }
+            const transports::Status s = p.lane.send_short(wire::kAmEager, iovs, r.iov.count + 1);
+            if (s == transports::kOk) {
+                r.started = true;
+                r.offset = total;
+            }
+            return s;
+        }
+        if (single <= p.lane.max_bcopy()) {
+            if (has_data) std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
+            PackArgs a{hdr, hdr_len + data_len, &r.iov, 0, total};
+            const transports::Status s =
+                status_of_bcopy(p.lane.send_bcopy(wire::kAmEager, pack_message, &a));
+            if (s == transports::kOk) {
+                r.started = true;
+                r.offset = total;
+            }
+            return s;
+        }
+        // Fragments: the first carries the headers and as much as fits.
+        const uint64_t msg_id = p.next_msg_id;
+        wire::FirstHdr f{total, msg_id};
+        std::memcpy(hdr + hdr_len, &f, sizeof f);
+        hdr_len += sizeof f;
+        if (has_data) std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
+        hdr_len += data_len;
+        if (p.lane.max_bcopy() <= hdr_len) return UCS_ERR_UNSUPPORTED;
+        const size_t chunk = std::min(total, p.lane.max_bcopy() - hdr_len);
+        PackArgs a{hdr, hdr_len, &r.iov, 0, chunk};
+        const transports::Status s =
+            status_of_bcopy(p.lane.send_bcopy(wire::kAmEagerFirst, pack_message, &a));
+        if (s != transports::kOk) return s;
+        ++p.next_msg_id;
+        r.msg_id = msg_id;
+        r.started = true;
+        r.offset = chunk;
+    }
+    while (r.offset < total) {
+        wire::MiddleHdr m{p.remote_idx, 0, r.msg_id, r.offset};
+        const size_t chunk = std::min(total - r.offset, p.lane.max_bcopy() - sizeof m);
+        PackArgs a{reinterpret_cast<const uint8_t *>(&m), sizeof m, &r.iov, r.offset, chunk};
+        const transports::Status s =
+            status_of_bcopy(p.lane.send_bcopy(wire::kAmEagerMiddle, pack_message, &a));
+        if (s != transports::kOk) return s;
+        r.offset += chunk;
+    }
+    return transports::kOk;
+}
+
+void DataPath::drain(Peer &p) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    if (p.reply_unsent) {
+        const transports::Status s = send_reply(p, wire::kWireupOk, p.reply_to, wire::kWireupReply);
+        if (s == transports::kNoResource) {
+            mark_busy(p);
+            return;
+        }
+        p.reply_unsent = false;
+        if (s != transports::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    if (p.request_unsent) {
+        const transports::Status s = send_request(p);
+        if (s == transports::kNoResource) {
+            mark_busy(p);
+            return;
+        }
+        p.request_unsent = false;
+        if (s != transports::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    if (p.state != PeerState::kConnected) return;  // the reply will mark it busy
+    while (SendReq *r = p.queue.front()) {
+        const transports::Status s = push(p, *r);
+        if (s == transports::kNoResource) {
+            mark_busy(p);
+            return;
+        }
+        if (s != transports::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+        p.queue.pop_front();
+        finish_send(r, 0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Receiving
+
+ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
+                       uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+    if (rx_posted_ >= rx_size_) return -FI_EAGAIN;
+    uint32_t from = kNoPeer;
+    if (directed_recv_ && src != FI_ADDR_UNSPEC) {
+        Peer *p = peer_for_addr(src);
+        if (p == nullptr) return -FI_EINVAL;
+        from = p->local_idx;
+    }
+    RecvReq *r;
+    try {
+        r = recv_pool_.get();
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    r->tagged = tagged;
+    r->src = from;
+    r->tag = tag;
+    r->ignore = ignore;
+    r->context = context;
+    r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
+    r->iov = iov;
+    ++rx_posted_;
+    if (UnexpMsg *u = match_unexpected(*r)) {
+        (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
+        if (u->received == u->total) {
+            r->iov.copy_in(0, u->bytes.data(), u->total);
+            complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+            retire_unexpected(u);
+        } else {
+            u->claimed = r;  // its last fragment completes r
+        }
+        return 0;
+    }
+    (tagged ? posted_tagged_ : posted_msg_).push_back(r);
+    return 0;
+}
+
+RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag) noexcept {
+    List<RecvReq> &list = tagged ? posted_tagged_ : posted_msg_;
+    for (RecvReq *r = list.front(); r != nullptr; r = r->hook.next) {
+        if (matches(*r, src, tagged, tag)) {
+            list.remove(r);
+            return r;
+        }
+    }
+    return nullptr;
+}
+
+UnexpMsg *DataPath::match_unexpected(const RecvReq &r) noexcept {
+    const List<UnexpMsg> &list = r.tagged ? unexp_tagged_ : unexp_msg_;
+    for (UnexpMsg *u = list.front(); u != nullptr; u = u->hook.next) {
+        if (matches(r, u->src, u->tagged, u->tag)) return u;
+    }
+    return nullptr;
+}
+
+void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                             uint64_t data, size_t msg_len) noexcept {
+    const bool truncated = msg_len > r->iov.total;
+    const bool has_data = (wire_flags & wire::kHasData) != 0;
+    if (r->completion || truncated) {
+        Completion c{};
+        c.cq = cfg_.rx_cq;
+        c.context = r->context;
+        c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
+        c.len = truncated ? r->iov.total : msg_len;
+        c.data = has_data ? data : 0;
+        c.tag = r->tagged ? tag : 0;
+        c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
+        c.err = truncated ? FI_ETRUNC : 0;
+        c.olen = truncated ? msg_len - r->iov.total : 0;
+        if (c.cq != nullptr) write_completion(c);
+    }
+    if (cfg_.recv_cntr != nullptr) {
+        if (truncated) cntr::on_error(cfg_.recv_cntr);
+        else cntr::on_completion(cfg_.recv_cntr, msg_len);
+    }
+    --rx_posted_;
+    recv_pool_.put(r);
+}
+
+void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
+    u->claimed = nullptr;
+    u->received = u->total = 0;
+    unexp_pool_.put(u);
+}
+
+// The sender of a message, when `src` names a connected peer.
+static inline bool known_sender(const std::vector<std::unique_ptr<Peer>> &peers, uint32_t src) {
+    return src < peers.size() && peers[src]->state == PeerState::kConnected;
+}
+
+void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
+    wire::EagerHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    const uint8_t *payload = data + sizeof h;
+    size_t len = length - sizeof h;
+    uint64_t cq_data = 0;
+    if (h.flags & wire::kHasData) {
+        if (len < sizeof cq_data) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        std::memcpy(&cq_data, payload, sizeof cq_data);
+        payload += sizeof cq_data;
+        len -= sizeof cq_data;
+    }
+    if (!known_sender(peers_, h.src)) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    const bool tagged = (h.flags & wire::kTagged) != 0;
+    if (RecvReq *r = match_posted(h.src, tagged, h.tag)) {
+        r->iov.copy_in(0, payload, len);
+        complete_recv(r, h.src, h.flags, h.tag, cq_data, len);
+        return;
+    }
+    try {
+        UnexpMsg *u = unexp_pool_.get();
+        u->tagged = tagged;
+        u->src = h.src;
+        u->wire_flags = h.flags;
+        u->tag = tagged ? h.tag : 0;
+        u->data = cq_data;
+        u->total = u->received = len;
+        u->bytes.assign(payload, payload + len);
+        (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
+        ++stats_.unexpected;
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
+                     len);
+    }
+}
+
+void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
+    wire::EagerHdr h;
+    wire::FirstHdr f;
+    if (length < sizeof h + sizeof f) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    std::memcpy(&f, data + sizeof h, sizeof f);
+    const uint8_t *payload = data + sizeof h + sizeof f;
+    size_t len = length - sizeof h - sizeof f;
+    uint64_t cq_data = 0;
+    if (h.flags & wire::kHasData) {
+        if (len < sizeof cq_data) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        std::memcpy(&cq_data, payload, sizeof cq_data);
+        payload += sizeof cq_data;
+        len -= sizeof cq_data;
+    }
+    if (!known_sender(peers_, h.src)) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    Peer &p = *peers_[h.src];
+    if (p.rx_recv != nullptr || p.rx_unexp != nullptr || len > f.total) {
+        ++stats_.dropped_malformed;  // a sender sends one message's fragments at a time
+        return;
+    }
+    const bool tagged = (h.flags & wire::kTagged) != 0;
+    p.rx_msg_id = f.msg_id;
+    p.rx_total = f.total;
+    p.rx_received = len;
+    p.rx_flags = h.flags;
+    p.rx_tag = tagged ? h.tag : 0;
+    p.rx_data = cq_data;
+    if (RecvReq *r = match_posted(h.src, tagged, h.tag)) {
+        r->iov.copy_in(0, payload, len);
+        p.rx_recv = r;
+        return;
+    }
+    try {
+        UnexpMsg *u = unexp_pool_.get();
+        u->tagged = tagged;
+        u->src = h.src;
+        u->wire_flags = h.flags;
+        u->tag = p.rx_tag;
+        u->data = cq_data;
+        u->total = f.total;
+        u->received = len;
+        u->bytes.resize(f.total);
+        std::memcpy(u->bytes.data(), payload, len);
+        (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
+        p.rx_unexp = u;
+        ++stats_.unexpected;
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
+                     f.total);
+        p.rx_total = 0;
+    }
+}
+
+void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
+    wire::MiddleHdr m;
+    if (length < sizeof m) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&m, data, sizeof m);
+    if (!known_sender(peers_, m.src)) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    Peer &p = *peers_[m.src];
+    const uint8_t *payload = data + sizeof m;
+    const size_t len = length - sizeof m;
+    if ((p.rx_recv == nullptr && p.rx_unexp == nullptr) || m.msg_id != p.rx_msg_id ||
+        m.offset != p.rx_received || len > p.rx_total - p.rx_received) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    p.rx_received += len;
+    const bool done = p.rx_received == p.rx_total;
+    if (RecvReq *r = p.rx_recv) {
+        r->iov.copy_in(m.offset, payload, len);
+        if (done) {
+            p.rx_recv = nullptr;
+            complete_recv(r, m.src, p.rx_flags, p.rx_tag, p.rx_data, p.rx_total);
+        }
+        return;
+    }
+    UnexpMsg *u = p.rx_unexp;
+    std::memcpy(u->bytes.data() + m.offset, payload, len);
+    u->received = p.rx_received;
+    if (!done) return;
+    p.rx_unexp = nullptr;
+    if (RecvReq *r = u->claimed) {
+        r->iov.copy_in(0, u->bytes.data(), u->total);
+        complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+        retire_unexpected(u);
+    }
+}
+
+}  // namespace ufi::runtime::proto

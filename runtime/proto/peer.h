@@ -1,0 +1,60 @@
+// One peer of an endpoint as the data path knows it: who it is (the identity in its address),
+// how to reach it (the AM lane), where the connection stands, the index each side gives the
+// other (what goes in `src` of every message), what completions report as its source, and the
+// sends waiting for it. A peer exists once either side has named the other: a send or a
+// directed receive towards an AV entry, or a WIREUP_REQ from it.
+#pragma once
+
+#include "runtime/proto/requests.h"
+#include "transports/address.h"
+#include "transports/lanes/am_lane.h"
+
+#include <rdma/fabric.h>
+
+#include <cstdint>
+
+namespace ufi::runtime::proto {
+
+enum class PeerState : uint8_t {
+    kKnown,       // named, no connection asked for yet
+    kConnecting,  // WIREUP_REQ sent (or waiting for room to send it), no reply yet
+    kConnected,   // remote_idx known: messages flow
+    kFailed,      // refused or unreachable: sends to it fail
+};
+
+struct Peer {
+    uint32_t local_idx = kNoPeer;   // this peer's index here (what it puts in `src`)
+    uint32_t remote_idx = kNoPeer;  // this endpoint's index at the peer (what we put in `src`)
+    PeerState state = PeerState::kKnown;
+    bool request_unsent = false;  // kConnecting, but WIREUP_REQ still waits for lane room
+    bool reply_unsent = false;    // a WIREUP_REP owed to the peer waits for lane room
+    uint32_t reply_to = kNoPeer;  // the sender_idx that reply echoes
+    bool busy = false;            // on the data path's list of peers with queued work
+
+    transports::address::EndpointAddress address;
+    transports::AmLane lane;
+
+    // What receive completions report as this peer's source (fi_cq_readfrom): its fi_addr in
+    // the endpoint's AV, or its user ID; FI_ADDR_NOTAVAIL while it is in no AV entry.
+    fi_addr_t report_id = FI_ADDR_NOTAVAIL;
+    uint64_t av_generation = 0;  // the AV generation report_id was looked up at
+
+    List<SendReq> queue;      // sends in order; the head may be partly sent
+    uint64_t next_msg_id = 0;
+
+    // The multi-fragment message arriving from this peer now (one at a time: a sender sends
+    // one message's fragments before the next message).
+    uint64_t rx_msg_id = 0;
+    RecvReq *rx_recv = nullptr;  // the receive it is written into, or
+    UnexpMsg *rx_unexp = nullptr;  // the unexpected copy it is written into
+    size_t rx_total = 0;
+    size_t rx_received = 0;
+    bool rx_truncated = false;
+    uint32_t rx_flags = 0;
+    uint64_t rx_tag = 0;
+    uint64_t rx_data = 0;
+
+    int fail_status = 0;  // kFailed: the error its sends complete with (negative fi errno)
+};
+
+}  // namespace ufi::runtime::proto

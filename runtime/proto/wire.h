@@ -1,0 +1,96 @@
+// Everything ufi puts on the wire between endpoints: the active-message ids and every header,
+// in one place, with the protocol version the wireup handshake exchanges. Little-endian hosts
+// only (peers of one fabric share a byte order; the handshake refuses a peer that differs).
+//
+// Connection: the first operation towards a peer sends WIREUP_REQ on the AM lane; the peer
+// answers WIREUP_REP with the index it gives the sender in its peer table. Every later message
+// carries that index (`src`), so the receiver finds the sender (FI_SOURCE, directed receive)
+// in one indexed load; sends queue until the reply arrives.
+//
+// Messages (fi_msg and fi_tagged):
+//   EAGER        one message in one active message: short (all iovs <= the lane's max_short)
+//                or bcopy (<= max_bcopy)          EagerHdr [u64 cq data] payload
+//   EAGER_FIRST  the first fragment of a larger one EagerHdr FirstHdr [u64 cq data] payload
+//   EAGER_MIDDLE every later fragment, in order     MiddleHdr payload
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ufi::runtime::proto::wire {
+
+// Version 1: eager messages, wireup. A peer of another version is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 1;
+
+// Active-message ids (< 32, UCT's limit).
+enum AmId : uint8_t {
+    kAmWireup = 1,
+    kAmEager = 2,
+    kAmEagerFirst = 3,
+    kAmEagerMiddle = 4,
+};
+
+// ---- Wireup ------------------------------------------------------------------------------
+
+enum WireupType : uint8_t {
+    kWireupRequest = 1,  // "I am (uuid, ep id, address), I call you sender_idx"
+    kWireupReply = 2,    // "accepted: put receiver_idx in what you send me"
+    kWireupRefuse = 3,   // "refused": status says why (version, authorization key)
+};
+
+enum WireupStatus : uint16_t {
+    kWireupOk = 0,
+    kWireupBadVersion = 1,
+    kWireupBadKey = 2,       // the sender's authorization key is not one this endpoint holds
+    kWireupNoResources = 3,  // the receiver cannot take another peer
+};
+
+// Followed by the sender's address (addr_len bytes) and authorization key (key_len bytes).
+struct WireupHdr {
+    uint8_t type;             // WireupType
+    uint8_t version;          // kProtocolVersion of the sender
+    uint16_t status;          // WireupStatus (replies)
+    uint32_t sender_idx;      // the sender's index for the receiver (echoed in replies)
+    uint32_t receiver_idx;    // replies: the receiver's index for the sender
+    uint16_t addr_len;        // requests: bytes of the sender's ufi address that follow
+    uint16_t key_len;         // requests: bytes of the sender's authorization key after it
+    uint64_t uuid;            // the sender's identity (its address's uuid and endpoint id)
+    uint32_t endpoint_id;
+    uint32_t reserved;
+};
+static_assert(sizeof(WireupHdr) == 32);
+
+// ---- Eager messages ------------------------------------------------------------------------
+
+enum EagerFlags : uint32_t {
+    kTagged = 1u << 0,   // fi_tagged (else fi_msg)
+    kHasData = 1u << 1,  // 8 bytes of remote CQ data follow the headers
+};
+
+struct EagerHdr {
+    uint64_t tag;    // 0 for fi_msg
+    uint32_t src;    // the receiver's index for the sender (its WIREUP_REP receiver_idx)
+    uint32_t flags;  // EagerFlags
+};
+static_assert(sizeof(EagerHdr) == 16);
+
+// EAGER_FIRST: after EagerHdr.
+struct FirstHdr {
+    uint64_t total;   // the message's length
+    uint64_t msg_id;  // names the message's fragments (per sender)
+};
+static_assert(sizeof(FirstHdr) == 16);
+
+// EAGER_MIDDLE.
+struct MiddleHdr {
+    uint32_t src;
+    uint32_t reserved;
+    uint64_t msg_id;
+    uint64_t offset;  // where the fragment's payload goes in the message
+};
+static_assert(sizeof(MiddleHdr) == 24);
+
+// Header bytes an eager message spends before its payload (with CQ data).
+inline constexpr size_t kEagerOverhead = sizeof(EagerHdr) + sizeof(uint64_t);
+
+}  // namespace ufi::runtime::proto::wire

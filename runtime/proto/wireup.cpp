@@ -1,0 +1,313 @@
+// Peers and the connection handshake (wire.h): a peer is made known from an AV entry or from
+// its WIREUP_REQ; connecting chooses its AM lane, sends WIREUP_REQ and queues sends until
+// WIREUP_REP tells the index to put in them. A request from a peer is answered at once (its
+// key checked), so after one exchange both sides know each other.
+#include "runtime/av/addr_encoding.h"
+#include "runtime/av/binding.h"
+#include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+namespace address = transports::address;
+using log::Subsys;
+
+// A WIREUP message, checked: the header and, for requests, the sender's address and key.
+struct WireupView {
+    wire::WireupHdr hdr;
+    const uint8_t *addr = nullptr;
+    const uint8_t *key = nullptr;
+};
+
+namespace {
+
+struct WireupPack {
+    const wire::WireupHdr *hdr;
+    const uint8_t *addr;
+    size_t addr_len;
+    const uint8_t *key;
+    size_t key_len;
+};
+
+size_t pack_wireup(void *dest, void *arg) {
+    const auto *w = static_cast<const WireupPack *>(arg);
+    auto *d = static_cast<uint8_t *>(dest);
+    std::memcpy(d, w->hdr, sizeof *w->hdr);
+    if (w->addr_len) std::memcpy(d + sizeof *w->hdr, w->addr, w->addr_len);
+    if (w->key_len) std::memcpy(d + sizeof *w->hdr + w->addr_len, w->key, w->key_len);
+    return sizeof *w->hdr + w->addr_len + w->key_len;
+}
+
+transports::Status status_of_bcopy(ssize_t rc) {
+    return rc >= 0 ? transports::kOk : static_cast<transports::Status>(rc);
+}
+
+}  // namespace
+
+Peer *DataPath::add_peer(address::EndpointAddress &&a) {
+    const uint32_t idx = static_cast<uint32_t>(peers_.size());
+    auto p = std::make_unique<Peer>();
+    p->local_idx = idx;
+    p->address = std::move(a);
+    if (p->address.uuid != 0) by_identity_[p->address.uuid] = idx;
+    peers_.push_back(std::move(p));
+    return peers_.back().get();
+}
+
+Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
+    av::PeerEntry e;
+    if (av::resolve(cfg_.av, addr, e) != 0) return nullptr;
+    const uint64_t index = av::encoding::slot_of(av::encoding::low(addr));
+    if (index < by_addr_.size() && by_addr_[index].version == e.version) {
+        return peers_[by_addr_[index].peer].get();
+    }
+    try {
+        address::EndpointAddress a;
+        if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
+        Peer *p = nullptr;
+        if (a.uuid != 0) {
+            const auto it = by_identity_.find(a.uuid);
+            if (it != by_identity_.end()) p = peers_[it->second].get();
+        }
+        if (p == nullptr) p = add_peer(std::move(a));
+        p->report_id = e.user_id;
+        if (index >= by_addr_.size()) by_addr_.resize(index + 1);
+        by_addr_[index] = {e.version, p->local_idx};
+        return p;
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
+fi_addr_t DataPath::report_id_for(const address::EndpointAddress &a) const noexcept {
+    fi_addr_t addr = FI_ADDR_NOTAVAIL;
+    av::PeerEntry e;
+    if (av::find_identity(cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0) return FI_ADDR_NOTAVAIL;
+    return e.user_id;
+}
+
+bool DataPath::open_lane(Peer &p) {
+    if (p.lane.connected()) return true;
+    const transports::LaneChoice choice = transports::choose_am_lane(*worker_, p.address, lane_policy_);
+    if (choice.iface == SIZE_MAX) {
+        UFI_LOG_WARN(Subsys::EpData, "peer {}: {}", address::describe(p.address), choice.why);
+        fail_peer(p, -FI_EHOSTUNREACH);
+        return false;
+    }
+    const ucs_status_t status = transports::AmLane::connect(*worker_->ifaces()[choice.iface],
+                                                           p.address.records[choice.record], p.lane);
+    if (status != UCS_OK) {
+        UFI_LOG_WARN(Subsys::EpData, "peer {}: cannot connect over {}: {}",
+                     address::describe(p.address), worker_->ifaces()[choice.iface]->resource->label(),
+                     transports::to_string(status));
+        fail_peer(p, fi_errno_of(status));
+        return false;
+    }
+    UFI_LOG_DEBUG(Subsys::EpData, "peer {}: active messages over {}", address::describe(p.address),
+                  p.lane.resource().label());
+    return true;
+}
+
+void DataPath::connect(Peer &p) {
+    if (p.state != PeerState::kKnown) return;
+    if (!open_lane(p)) return;
+    // Before the send: over `self` the reply is handled inside it.
+    p.state = PeerState::kConnecting;
+    const transports::Status s = send_request(p);
+    if (s == transports::kNoResource) {
+        p.request_unsent = true;  // tcp: until its own handshake completes
+        mark_busy(p);
+    } else if (s != transports::kOk) {
+        fail_peer(p, fi_errno_of(s));
+    }
+}
+
+transports::Status DataPath::send_request(Peer &p) {
+    wire::WireupHdr h{};
+    h.type = wire::kWireupRequest;
+    h.version = wire::kProtocolVersion;
+    h.sender_idx = p.local_idx;
+    h.receiver_idx = kNoPeer;
+    h.addr_len = static_cast<uint16_t>(cfg_.address.size());
+    h.key_len = static_cast<uint16_t>(cfg_.auth_key.size());
+    h.uuid = cfg_.uuid;
+    h.endpoint_id = cfg_.endpoint_id;
+    WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), cfg_.auth_key.data(),
+                 cfg_.auth_key.size()};
+    return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
+}
+
+transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sender_idx,
+                                        uint8_t type) {
+    wire::WireupHdr h{};
+    h.type = type;
+    h.version = wire::kProtocolVersion;
+    h.status = status;
+    h.sender_idx = sender_idx;
+    h.receiver_idx = p.local_idx;
+    h.uuid = cfg_.uuid;
+    h.endpoint_id = cfg_.endpoint_id;
+    WireupPack w{&h, nullptr, 0, nullptr, 0};
+    return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
+}
+
+void DataPath::fail_peer(Peer &p, int error) {
+    p.state = PeerState::kFailed;
+    p.fail_status = error != 0 ? error : -FI_EIO;
+    p.request_unsent = p.reply_unsent = false;
+    while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
+    // A message that was arriving from it is lost: its receive completes with the error.
+    if (p.rx_recv != nullptr) {
+        RecvReq *r = p.rx_recv;
+        p.rx_recv = nullptr;
+        Completion c{};
+        c.cq = cfg_.rx_cq;
+        c.context = r->context;
+        c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
+        c.len = p.rx_received;
+        c.tag = p.rx_tag;
+        c.src = p.report_id;
+        c.err = -p.fail_status;
+        if (c.cq != nullptr) write_completion(c);
+        --rx_posted_;
+        recv_pool_.put(r);
+    }
+    if (p.rx_unexp != nullptr) {
+        UnexpMsg *u = p.rx_unexp;
+        p.rx_unexp = nullptr;
+        if (u->claimed == nullptr) {
+            (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
+        } else {
+            RecvReq *r = u->claimed;
+            Completion c{};
+            c.cq = cfg_.rx_cq;
+            c.context = r->context;
+            c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
+            c.tag = u->tag;
+            c.src = p.report_id;
+            c.err = -p.fail_status;
+            if (c.cq != nullptr) write_completion(c);
+            --rx_posted_;
+            recv_pool_.put(r);
+        }
+        retire_unexpected(u);
+    }
+}
+
+bool DataPath::key_accepted(const uint8_t *key, size_t len) const noexcept {
+    // Classic keys: endpoints that share a key communicate. (FI_AV_AUTH_KEY domains: a later
+    // step checks the key against the ones the endpoint holds.)
+    if (len != cfg_.auth_key.size()) return false;
+    return len == 0 || std::memcmp(key, cfg_.auth_key.data(), len) == 0;
+}
+
+void DataPath::handle_wireup(const uint8_t *data, size_t length) {
+    WireupView w;
+    if (length < sizeof w.hdr) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&w.hdr, data, sizeof w.hdr);
+    const size_t extra = size_t{w.hdr.addr_len} + w.hdr.key_len;
+    if (w.hdr.type == wire::kWireupRequest) {
+        if (length != sizeof w.hdr + extra) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        w.addr = data + sizeof w.hdr;
+        w.key = w.addr + w.hdr.addr_len;
+        handle_request(w);
+    } else if (w.hdr.type == wire::kWireupReply || w.hdr.type == wire::kWireupRefuse) {
+        handle_reply(w);
+    } else {
+        ++stats_.dropped_malformed;
+    }
+}
+
+void DataPath::handle_request(const WireupView &w) {
+    try {
+        address::EndpointAddress a;
+        std::string why;
+        if (!address::unpack(w.addr, w.hdr.addr_len, a, &why) || a.uuid != w.hdr.uuid) {
+            ++stats_.dropped_malformed;
+            UFI_LOG_INFO(Subsys::EpData, "wireup request with a bad address dropped: {}", why);
+            return;
+        }
+        Peer *p = nullptr;
+        const auto it = by_identity_.find(a.uuid);
+        if (it != by_identity_.end()) {
+            p = peers_[it->second].get();
+        } else {
+            p = add_peer(std::move(a));
+            p->report_id = report_id_for(p->address);
+        }
+        uint16_t status = wire::kWireupOk;
+        if (w.hdr.version != wire::kProtocolVersion) {
+            status = wire::kWireupBadVersion;
+        } else if (!key_accepted(w.key, w.hdr.key_len)) {
+            status = wire::kWireupBadKey;
+        }
+        if (!open_lane(*p)) return;  // we cannot answer a peer we cannot reach
+        if (status != wire::kWireupOk) {
+            ++stats_.refused_peers;
+            UFI_LOG_INFO(Subsys::EpData, "wireup: refused {}: {}", address::describe(p->address),
+                         status == wire::kWireupBadVersion ? "protocol version differs"
+                                                           : "authorization key not held");
+            (void)send_reply(*p, status, w.hdr.sender_idx, wire::kWireupRefuse);
+            return;
+        }
+        p->remote_idx = w.hdr.sender_idx;
+        const bool was_waiting = p->state == PeerState::kConnecting;
+        p->state = PeerState::kConnected;
+        p->request_unsent = false;  // its request told it everything ours would have
+        const transports::Status s =
+            send_reply(*p, wire::kWireupOk, w.hdr.sender_idx, wire::kWireupReply);
+        if (s == transports::kNoResource) {
+            p->reply_unsent = true;
+            p->reply_to = w.hdr.sender_idx;
+            mark_busy(*p);
+        } else if (s != transports::kOk) {
+            fail_peer(*p, fi_errno_of(s));
+            return;
+        }
+        if (was_waiting || !p->queue.empty()) mark_busy(*p);
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a wireup request is dropped");
+    }
+}
+
+void DataPath::handle_reply(const WireupView &w) {
+    const uint32_t idx = w.hdr.sender_idx;  // our own index, echoed
+    if (idx >= peers_.size()) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    Peer &p = *peers_[idx];
+    if (p.address.uuid != 0 && p.address.uuid != w.hdr.uuid) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (w.hdr.type == wire::kWireupRefuse) {
+        UFI_LOG_WARN(Subsys::EpData, "peer {} refused the connection: {}",
+                     address::describe(p.address),
+                     w.hdr.status == wire::kWireupBadKey ? "it does not hold this endpoint's authorization key"
+                     : w.hdr.status == wire::kWireupBadVersion ? "protocol version differs"
+                                                               : "no resources");
+        fail_peer(p, w.hdr.status == wire::kWireupBadKey ? -FI_EACCES : -FI_ECONNREFUSED);
+        return;
+    }
+    if (p.state == PeerState::kFailed) return;
+    p.remote_idx = w.hdr.receiver_idx;
+    p.state = PeerState::kConnected;
+    p.request_unsent = false;
+    mark_busy(p);  // queued sends go now
+}
+
+}  // namespace ufi::runtime::proto
