@@ -101,8 +101,10 @@ bool DataPath::open_lane(Peer &p) {
         fail_peer(p, -FI_EHOSTUNREACH);
         return false;
     }
-    const ucs_status_t status = transports::AmLane::connect(*worker_->ifaces()[choice.iface],
-                                                           p.address.records[choice.record], p.lane);
+    transports::OpenIface &iface = *worker_->ifaces()[choice.iface];
+    worker_->activate(iface);  // a network iface is progressed once it carries traffic
+    const ucs_status_t status =
+        transports::AmLane::connect(iface, p.address.records[choice.record], p.lane);
     if (status != UCS_OK) {
         UFI_LOG_WARN(Subsys::EpData, "peer {}: cannot connect over {}: {}",
                      address::describe(p.address), worker_->ifaces()[choice.iface]->resource->label(),

@@ -118,10 +118,29 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
         }
     }
     out.arm_events = arm_events_of(a.cap.event_flags);
-    // Progress is disabled when an iface is created; without this nothing is received.
-    uct_iface_progress_enable(out.iface.get(), UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     out.resource = &r;
     return true;
+}
+
+// The async thread saw activity on a watched iface's fd: progress activates it (the worker's
+// callback queue takes registrations from any thread).
+void on_iface_event(int, ucs_event_set_types_t, void *arg) {
+    auto *iface = static_cast<OpenIface *>(arg);
+    if (iface->activation_queued.exchange(true)) return;
+    uct_worker_cb_id_t id = UCS_CALLBACKQ_ID_NULL;
+    uct_worker_progress_register_safe(
+        iface->owner->worker(),
+        [](void *a) -> unsigned {
+            auto *i = static_cast<OpenIface *>(a);
+            i->owner->activate(*i);
+            return 1;
+        },
+        iface, UCS_CALLBACKQ_FLAG_ONESHOT, &id);
+}
+
+// Network ifaces wait for traffic (OpenIface::progressing); the rest are progressed now.
+bool progressed_lazily(const OpenIface &i) {
+    return i.resource->type == DeviceType::Network && i.event_fd >= 0;
 }
 
 }  // namespace
@@ -176,11 +195,52 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
     }
     if (w->ifaces_.empty()) return UCS_ERR_NO_DEVICE;
     w->rx_headroom_ = options.rx_headroom;
+    for (auto &i : w->ifaces_) {
+        i->owner = w.get();
+        if (!progressed_lazily(*i)) {
+            w->activate(*i);
+            continue;
+        }
+        // Armed, its fd tells the async thread when a peer sends over it.
+        (void)uct_iface_event_arm(i->iface.get(), i->arm_events);
+        const ucs_status_t st = ucs_async_set_event_handler(
+            w->async_thread_ ? UCS_ASYNC_MODE_THREAD_SPINLOCK : UCS_ASYNC_MODE_POLL, i->event_fd,
+            UCS_EVENT_SET_EVREAD, on_iface_event, i.get(), w->async_.get());
+        if (st == UCS_OK) {
+            i->watched = true;
+        } else {
+            UFI_LOG_DEBUG(Subsys::EpCtrl, "{}: cannot watch its events ({}); progressed always",
+                          i->resource->label(), to_string(st));
+            w->activate(*i);
+        }
+    }
     out = std::move(w);
     return UCS_OK;
 }
 
+void EndpointWorker::activate(OpenIface &iface) noexcept {
+    if (iface.progressing) return;
+    if (iface.watched && !iface.iface.inherited()) {
+        ucs_async_remove_handler(iface.event_fd, 1);
+        iface.watched = false;
+    }
+    uct_iface_progress_enable(iface.iface.get(), UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    iface.progressing = true;
+    UFI_LOG_DEBUG(Subsys::EpData, "{}: progressed from now on", iface.resource->label());
+}
+
+size_t EndpointWorker::progressing_ifaces() const noexcept {
+    size_t n = 0;
+    for (const auto &i : ifaces_) n += i->progressing;
+    return n;
+}
+
 EndpointWorker::~EndpointWorker() {
+    // Watched fds leave the async context before their ifaces close.
+    for (auto &i : ifaces_) {
+        if (i->watched && !i->iface.inherited()) ucs_async_remove_handler(i->event_fd, 1);
+        i->watched = false;
+    }
     // Explicit, though it is also the members' reverse order: ifaces before the worker they
     // live on, the worker before its async context. (The mds belong to the domain.)
     ifaces_.clear();

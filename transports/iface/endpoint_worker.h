@@ -17,6 +17,7 @@
 
 #include <uct/api/uct.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -43,6 +44,15 @@ struct OpenIface {
     std::vector<uint8_t> iface_addr;
     int event_fd = -1;        // UCT_IFACE_FLAG_EVENT_FD transports only
     unsigned arm_events = 0;  // UCT_EVENT_* bits to arm before sleeping; 0: never armed (self)
+
+    // Progress: shared-memory and self ifaces are progressed from the start (a poll costs a
+    // load). A network iface (tcp: an epoll_wait per poll) is progressed only once it carries
+    // traffic: when this endpoint connects over it, or when its event fd reports incoming
+    // activity (watched by UCS's async thread until then), as UCP activates its ifaces.
+    bool progressing = false;
+    bool watched = false;                           // its fd is with the async context
+    std::atomic<bool> activation_queued{false};     // an activation waits for progress
+    class EndpointWorker *owner = nullptr;
 };
 
 // A resource the worker did not open, and why.
@@ -74,6 +84,12 @@ class EndpointWorker {
     // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
     // UCS_ERR_BUSY when work is pending (progress again instead).
     ucs_status_t arm() noexcept;
+
+    // Starts progressing `iface` (a lazily progressed network iface that is about to carry
+    // traffic). Idempotent. Under the worker's lock.
+    void activate(OpenIface &iface) noexcept;
+    // Ifaces progressed now (tests, ufi_info).
+    size_t progressing_ifaces() const noexcept;
 
     // Installs `cb` (with `arg`) for active-message id `id` (< 32) on every iface that
     // receives active messages. Synchronous: called only from progress (and, on self, from
