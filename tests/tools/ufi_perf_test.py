@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""ufi_perf as a user runs it: a server and a client on 127.0.0.1, each test with --json
+(every line one object with test, size, iters, lat_us, bw_MBps, msg_rate), the table and CSV
+forms, transports from UFI_TLS (shared memory; tcp on loopback), and bad command lines.
+Usage: ufi_perf_test.py <ufi_perf> <first port>"""
+import json
+import os
+import subprocess
+import sys
+
+exe, port = sys.argv[1], int(sys.argv[2])
+KEYS = {"test", "size", "iters", "lat_us", "bw_MBps", "msg_rate"}
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def pair(args, env_extra=None):
+    global port
+    env = dict(os.environ, **(env_extra or {}))
+    server = subprocess.Popen([exe, "-p", str(port)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        client = subprocess.run([exe, "-p", str(port)] + args + ["127.0.0.1"], env=env,
+                                capture_output=True, text=True, timeout=120)
+        sout, serr = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.kill()
+    port += 1
+    if client.returncode != 0 or server.returncode != 0:
+        fail(f"{args}: client {client.returncode} {client.stderr}; server {server.returncode} {serr}")
+    return client.stdout
+
+
+for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw"):
+    for tls in ({"UFI_TLS": "shm"}, {"UFI_TLS": "tcp", "UFI_NET_DEVICES": "lo"}):
+        sizes = [0, 8, 100, 9000, 100000]
+        out = pair(["-t", test, "-s", ",".join(map(str, sizes)), "-n", "200", "-w", "20", "--json"], tls)
+        rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+        if [r["size"] for r in rows] != sizes:
+            fail(f"{test} {tls}: sizes {[r['size'] for r in rows]}")
+        for r in rows:
+            if not KEYS <= r.keys():
+                fail(f"{test}: keys {r.keys()}")
+            if r["test"] != test or r["iters"] != 200:
+                fail(f"{test}: {r}")
+            if r["lat_us"] <= 0 or r["msg_rate"] <= 0 or (r["size"] > 0 and r["bw_MBps"] <= 0):
+                fail(f"{test}: non-positive measurement {r}")
+        print("ok:", test, tls, len(rows), "sizes")
+
+out = pair(["-t", "tag_lat", "-s", "8", "-n", "100"], {"UFI_TLS": "shm"})
+if "lat_us" not in out or "tag_lat" not in out:
+    fail("table: " + out)
+out = pair(["-t", "tag_bw", "-s", "1K", "-n", "100", "--csv"], {"UFI_TLS": "shm"})
+if not out.startswith("test,domain,size,iters,lat_us,bw_MBps,msg_rate") or ",1024,100," not in out:
+    fail("csv: " + out)
+
+for bad in (["-t", "nope"], ["-s", "abc"], ["-p", "70000"], ["-n", "0"], ["--frobnicate"]):
+    r = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=10)
+    if r.returncode != 2 or "usage" not in r.stderr:
+        fail(f"{bad}: exit {r.returncode}, {r.stderr}")
+print("PASS")

@@ -1,0 +1,91 @@
+// ufi_perf: messaging benchmarks between two processes through ufi's public API, with
+// ucx_perftest's core flags (options.h) so the two line up in one run (docs/performance.md).
+#include "endpoint.h"
+#include "oob.h"
+#include "options.h"
+#include "report.h"
+#include "runner.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+constexpr int kConnectTimeoutS = 60;
+
+// What the client tells the server, so both run the same test.
+struct Setup {
+    uint32_t magic;
+    uint32_t test;
+    uint64_t iters;
+    uint64_t warmup;
+    uint32_t window;
+    uint32_t nsizes;
+};
+constexpr uint32_t kMagic = 0x75667031;  // "ufp1"
+
+int fail(const char *what, const std::string &error) {
+    std::fprintf(stderr, "ufi_perf: %s: %s\n", what, error.c_str());
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    using namespace ufi::perf;
+    Options o;
+    std::string error;
+    bool help = false;
+    if (!parse_options(argc, argv, o, error, help)) {
+        if (help) {
+            std::fputs(usage(), stdout);
+            return 0;
+        }
+        std::fprintf(stderr, "ufi_perf: %s\n%s", error.c_str(), usage());
+        return 2;
+    }
+    const bool client = !o.server.empty();
+
+    Oob oob;
+    if (client ? !oob.connect_to(o.server, o.port, kConnectTimeoutS, error)
+               : !oob.accept_one(o.port, kConnectTimeoutS, error)) {
+        return fail("address exchange", error);
+    }
+    // The client's test setup wins.
+    if (client) {
+        const Setup s{kMagic, static_cast<uint32_t>(o.test), o.iters, o.warmup, o.window,
+                      static_cast<uint32_t>(o.sizes.size())};
+        if (!oob.send(&s, sizeof s) || !oob.send(o.sizes.data(), o.sizes.size() * sizeof(size_t)))
+            return fail("address exchange", "the server left");
+    } else {
+        Setup s{};
+        if (!oob.recv(&s, sizeof s) || s.magic != kMagic || s.nsizes == 0 || s.nsizes > 4096)
+            return fail("address exchange", "the client is not ufi_perf");
+        o.test = static_cast<Test>(s.test);
+        o.iters = s.iters;
+        o.warmup = s.warmup;
+        o.window = s.window;
+        o.sizes.resize(s.nsizes);
+        if (!oob.recv(o.sizes.data(), o.sizes.size() * sizeof(size_t)))
+            return fail("address exchange", "the client left");
+    }
+
+    Endpoint ep;
+    if (!ep.open(error)) return fail("opening the endpoint", error);
+    std::vector<uint8_t> peer;
+    if (!oob.send_blob(ep.name()) || !oob.recv_blob(peer)) {
+        return fail("address exchange", "the peer left");
+    }
+    if (!ep.insert_peer(peer, error)) return fail("address exchange", error);
+
+    if (client) print_header(o, ep.domain_name());
+    for (size_t size : o.sizes) {
+        Result r;
+        if (!run_size(ep, oob, o, size, client, r, error)) {
+            return fail(("size " + std::to_string(size)).c_str(), error);
+        }
+        if (client) print_result(o, ep.domain_name(), r);
+    }
+    oob.barrier();  // neither closes while the other still runs
+    return 0;
+}

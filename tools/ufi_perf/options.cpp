@@ -1,0 +1,150 @@
+#include "options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace ufi::perf {
+
+const char *test_name(Test t) {
+    switch (t) {
+        case Test::TagLat: return "tag_lat";
+        case Test::TagBw: return "tag_bw";
+        case Test::MsgLat: return "msg_lat";
+        case Test::MsgBw: return "msg_bw";
+    }
+    return "?";
+}
+
+bool is_latency(Test t) { return t == Test::TagLat || t == Test::MsgLat; }
+bool is_tagged(Test t) { return t == Test::TagLat || t == Test::TagBw; }
+
+const char *usage() {
+    return "usage: ufi_perf [options]           (server)\n"
+           "       ufi_perf [options] SERVER    (client)\n"
+           "  -t TEST    tag_lat, tag_bw, msg_lat, msg_bw (default tag_lat)\n"
+           "  -s SIZES   message sizes, comma separated, K/M/G suffixes (default 8)\n"
+           "  -n ITERS   measured iterations per size (default 10000)\n"
+           "  -w WARMUP  warm-up iterations per size (default 1000)\n"
+           "  -W WINDOW  bandwidth tests: messages in flight (default 64)\n"
+           "  -p PORT    TCP port of the address exchange (default 13337)\n"
+           "  --csv      comma-separated output\n"
+           "  --json     one JSON object per result per line\n"
+           "Transports: UFI_TLS, UFI_NET_DEVICES (as for every ufi program).\n";
+}
+
+namespace {
+
+bool parse_u64(const char *s, uint64_t &out) {
+    if (s == nullptr || *s == '\0') return false;
+    char *end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s, &end, 10);
+    if (errno != 0 || end == s || s[0] == '-') return false;
+    uint64_t mult = 1;
+    if (*end == 'k' || *end == 'K') mult = 1024, ++end;
+    else if (*end == 'm' || *end == 'M') mult = 1024 * 1024, ++end;
+    else if (*end == 'g' || *end == 'G') mult = 1024ULL * 1024 * 1024, ++end;
+    if (*end != '\0') return false;
+    if (v > std::numeric_limits<uint64_t>::max() / mult) return false;
+    out = v * mult;
+    return true;
+}
+
+bool parse_sizes(const char *s, std::vector<size_t> &out) {
+    out.clear();
+    std::string text(s);
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t comma = text.find(',', pos);
+        const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        uint64_t v = 0;
+        if (!parse_u64(item.c_str(), v)) return false;
+        out.push_back(static_cast<size_t>(v));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return !out.empty();
+}
+
+}  // namespace
+
+bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &help) {
+    help = false;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i];
+        auto value = [&](const char *name) -> const char * {
+            if (i + 1 >= argc) {
+                error = std::string(name) + " needs a value";
+                return nullptr;
+            }
+            return argv[++i];
+        };
+        uint64_t v = 0;
+        if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
+            help = true;
+            return false;
+        } else if (!std::strcmp(a, "--csv")) {
+            o.format = Format::Csv;
+        } else if (!std::strcmp(a, "--json")) {
+            o.format = Format::Json;
+        } else if (!std::strcmp(a, "-t")) {
+            const char *t = value("-t");
+            if (t == nullptr) return false;
+            if (!std::strcmp(t, "tag_lat")) o.test = Test::TagLat;
+            else if (!std::strcmp(t, "tag_bw")) o.test = Test::TagBw;
+            else if (!std::strcmp(t, "msg_lat")) o.test = Test::MsgLat;
+            else if (!std::strcmp(t, "msg_bw")) o.test = Test::MsgBw;
+            else {
+                error = std::string("unknown test \"") + t + "\" (tag_lat, tag_bw, msg_lat, msg_bw)";
+                return false;
+            }
+        } else if (!std::strcmp(a, "-s")) {
+            const char *s = value("-s");
+            if (s == nullptr) return false;
+            if (!parse_sizes(s, o.sizes)) {
+                error = std::string("bad size list \"") + s + "\"";
+                return false;
+            }
+        } else if (!std::strcmp(a, "-n") || !std::strcmp(a, "-w") || !std::strcmp(a, "-W") ||
+                   !std::strcmp(a, "-p")) {
+            const char *s = value(a);
+            if (s == nullptr) return false;
+            if (!parse_u64(s, v)) {
+                error = std::string("bad number for ") + a + ": \"" + s + "\"";
+                return false;
+            }
+            if (!std::strcmp(a, "-n")) o.iters = v;
+            else if (!std::strcmp(a, "-w")) o.warmup = v;
+            else if (!std::strcmp(a, "-W")) {
+                if (v == 0 || v > 4096) {
+                    error = "-W takes 1 to 4096";
+                    return false;
+                }
+                o.window = static_cast<uint32_t>(v);
+            } else {
+                if (v == 0 || v > 65535) {
+                    error = "-p takes a port, 1 to 65535";
+                    return false;
+                }
+                o.port = static_cast<uint16_t>(v);
+            }
+        } else if (a[0] == '-') {
+            error = std::string("unknown option ") + a;
+            return false;
+        } else if (o.server.empty()) {
+            o.server = a;
+        } else {
+            error = std::string("unexpected argument ") + a;
+            return false;
+        }
+    }
+    if (o.iters == 0) {
+        error = "-n must be at least 1";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace ufi::perf

@@ -1,0 +1,42 @@
+// ufi_perf's command line, in ucx_perftest's vocabulary so the two line up:
+//   server: ufi_perf [options]            client: ufi_perf [options] SERVER
+//   -t TEST   tag_lat | tag_bw | msg_lat | msg_bw          (tag_lat)
+//   -s SIZES  message sizes, comma separated, K/M suffixes  (8)
+//   -n ITERS  measured iterations per size                  (10000; bw: messages)
+//   -w WARMUP iterations before measuring                   (1000)
+//   -W WINDOW bandwidth tests: messages in flight           (64)
+//   -p PORT   TCP port of the address exchange              (13337)
+//   --csv / --json   output format (table by default)
+// Transports are chosen by UFI_TLS / UFI_NET_DEVICES, as for any ufi program.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ufi::perf {
+
+enum class Test { TagLat, TagBw, MsgLat, MsgBw };
+enum class Format { Table, Csv, Json };
+
+struct Options {
+    Test test = Test::TagLat;
+    std::vector<size_t> sizes{8};
+    uint64_t iters = 10000;
+    uint64_t warmup = 1000;
+    uint32_t window = 64;
+    uint16_t port = 13337;
+    Format format = Format::Table;
+    std::string server;  // empty: this is the server
+};
+
+const char *test_name(Test t);
+bool is_latency(Test t);
+bool is_tagged(Test t);
+
+// Parses argv; false with *error (or *help for -h) when the command line is not usable.
+bool parse_options(int argc, char **argv, Options &out, std::string &error, bool &help);
+const char *usage();
+
+}  // namespace ufi::perf

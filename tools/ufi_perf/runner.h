@@ -1,0 +1,27 @@
+// The measurements: ping-pong latency (one-way = half the round trip) and windowed streaming
+// bandwidth, client and server sides, for one message size.
+#pragma once
+
+#include "endpoint.h"
+#include "options.h"
+#include "oob.h"
+
+#include <cstddef>
+#include <string>
+
+namespace ufi::perf {
+
+struct Result {
+    size_t size = 0;
+    uint64_t iters = 0;
+    double seconds = 0;
+    double lat_us = 0;    // latency tests: one-way, microseconds
+    double bw_MBps = 0;   // MiB per second (as ucx_perftest reports MB/s)
+    double msg_rate = 0;  // messages per second
+};
+
+// Runs one size; the client returns the result (the server's is empty).
+bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client, Result &out,
+              std::string &error);
+
+}  // namespace ufi::perf
