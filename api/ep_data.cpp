@@ -71,12 +71,9 @@ int iov_list(const Endpoint &ep, const iovec *iov, size_t count, IovList &out) {
 
 ssize_t do_send(fid_ep *fep, const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
                 uint64_t tag, uint64_t data, bool tagged, bool inject_call) {
-    return with_data_path(fep, [&](Endpoint &ep, runtime::proto::DataPath &dp) -> ssize_t {
-        if (iov.total > ep.info().ep_attr->max_msg_size) return -FI_EMSGSIZE;
-        const bool copy = inject_call || (flags & FI_INJECT);
-        if (copy && iov.total > ep.info().tx_attr->inject_size) return -FI_EMSGSIZE;
-        return dp.send(iov, dest, context, flags | (copy ? FI_INJECT : 0), tag, data, tagged,
-                       inject_call);
+    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.send(iov, dest, context, flags | (inject_call ? FI_INJECT : 0), tag, data,
+                       tagged, inject_call);
     });
 }
 
@@ -130,10 +127,17 @@ ssize_t msg_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, f
     return do_send(ep, iov, dest, nullptr, FI_REMOTE_CQ_DATA, 0, data, false, true);
 }
 
+// One receive buffer, posted without building a list (the common case).
+ssize_t recv_one(fid_ep *fep, void *buf, size_t len, fi_addr_t src, void *context, uint64_t tag,
+                 uint64_t ignore, bool tagged) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    return with_data_path(fep, [&](Endpoint &ep, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.recv_buffer(buf, len, src, context, ep.rx_op_flags(), tag, ignore, tagged);
+    });
+}
+
 ssize_t msg_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, void *context) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_recv(ep, iov, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
+    return recv_one(ep, buf, len, src, context, 0, 0, false);
 }
 
 ssize_t msg_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
@@ -202,9 +206,7 @@ ssize_t tag_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, f
 
 ssize_t tag_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag,
                  uint64_t ignore, void *context) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_recv(ep, iov, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
+    return recv_one(ep, buf, len, src, context, tag, ignore, true);
 }
 
 ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,

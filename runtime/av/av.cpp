@@ -528,6 +528,20 @@ int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept {
     return 0;
 }
 
+uint32_t entry_version(const Av *av, fi_addr_t addr) noexcept {
+    if (encoding::meaningless_bits(addr, av->rx_ctx_bits) != 0) return 0;
+    const fi_addr_t low = encoding::low(addr);
+    if (encoding::is_key_handle(low)) return 0;
+    return av->table->version(encoding::slot_of(low));
+}
+
+const uint32_t *entry_version_ptr(const Av *av, fi_addr_t addr) noexcept {
+    if (encoding::meaningless_bits(addr, av->rx_ctx_bits) != 0) return nullptr;
+    const fi_addr_t low = encoding::low(addr);
+    if (encoding::is_key_handle(low)) return nullptr;
+    return av->table->version_ptr(encoding::slot_of(low));
+}
+
 int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &addr,
                   PeerEntry &out) noexcept {
     const uint64_t high = av->table->high();

@@ -53,6 +53,18 @@ int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept;
 int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &addr,
                   PeerEntry &out) noexcept;
 
+// The version resolve() would report for `addr` (its entry's PeerEntry::version), or 0 when
+// `addr` names no address.
+uint32_t entry_version(const Av *av, fi_addr_t addr) noexcept;
+
+// For the data path's connection cache: where the version of the entry `addr` names lives
+// (valid as long as the AV), so that a cached connection is checked with one load
+// (version_at). nullptr when `addr` names no slot.
+const uint32_t *entry_version_ptr(const Av *av, fi_addr_t addr) noexcept;
+inline uint32_t version_at(const uint32_t *p) noexcept {
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
 // What an FI_SOURCE_ERR completion reports for an authorization-key handle: its user ID
 // (FI_AV_USER_ID AVs; FI_ADDR_NOTAVAIL until set), else the handle itself. FI_ADDR_NOTAVAIL
 // for a handle that names no key.

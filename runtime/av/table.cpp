@@ -315,6 +315,20 @@ uint32_t Table::keys_high() const noexcept {
     return load(h_->keys_high, std::memory_order_acquire);
 }
 
+uint32_t Table::version(uint64_t index) const noexcept {
+    if (index > encoding::kMaxEntryIndex) return 0;
+    const Entry *e = entry_ptr(index);
+    if (e == nullptr) return 0;
+    const uint32_t seq = load(e->seq, std::memory_order_acquire);
+    return (seq & 1) ? seq : 0;
+}
+
+const uint32_t *Table::version_ptr(uint64_t index) const noexcept {
+    if (index > encoding::kMaxEntryIndex) return nullptr;
+    const Entry *e = entry_ptr(index);
+    return e == nullptr ? nullptr : &e->seq;
+}
+
 bool Table::view(uint64_t index, View &out) const noexcept {
     if (index > encoding::kMaxEntryIndex) return false;
     const Entry *e = entry_ptr(index);

@@ -69,6 +69,16 @@ class Table {
         uint16_t flags = 0;
     };
     bool view(uint64_t index, View &out) const noexcept;
+    // Only the version of a published entry (odd), or 0 when the slot holds no address: what a
+    // connection cache keyed by (index, version) checks per operation.
+    uint32_t version(uint64_t index) const noexcept;
+    // Where the version of entry `index` lives, for caches that check it with one load
+    // (load_version): entry chunks never move, so the pointer stays valid as long as the
+    // table. nullptr when the slot does not exist (yet).
+    const uint32_t *version_ptr(uint64_t index) const noexcept;
+    static uint32_t load_version(const uint32_t *p) noexcept {
+        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    }
     struct KeyView {
         const uint8_t *bytes = nullptr;
         uint32_t len = 0;

@@ -513,7 +513,9 @@ int Endpoint::enable() noexcept {
         dcfg.caps = info_->caps;
         dcfg.tx_size = options_.tx_size;
         dcfg.rx_size = options_.rx_size;
-        dcfg.inject_size = options_.inject_msg_size;
+        dcfg.inject_msg_size = options_.inject_msg_size;
+        dcfg.inject_tagged_size = options_.inject_tagged_size;
+        dcfg.max_msg_size = info_->ep_attr->max_msg_size;
         dcfg.uuid = uuid_;
         dcfg.endpoint_id = endpoint_id_;
         dcfg.address = address::pack(addr);
@@ -747,7 +749,8 @@ unsigned Endpoint::progress_cb(void *arg) {
     transports::EndpointWorker *w = ep->worker();
     if (w == nullptr) return 0;  // not enabled: nothing to drive
     unsigned n = w->progress();
-    if (proto::DataPath *dp = ep->data_path()) n += dp->progress();
+    proto::DataPath *dp = ep->data_path();
+    if (dp != nullptr && dp->has_pending_work()) n += dp->progress();
     return n;
 }
 

@@ -52,7 +52,9 @@ struct DataPathConfig {
     uint64_t caps = 0;        // the endpoint's negotiated capabilities
     size_t tx_size = 0;       // sends outstanding at most (tx_attr->size)
     size_t rx_size = 0;       // receives posted at most (rx_attr->size)
-    size_t inject_size = 0;   // tx_attr->inject_size
+    size_t inject_msg_size = 0;     // FI_OPT_INJECT_MSG_SIZE (tx_attr->inject_size)
+    size_t inject_tagged_size = 0;  // FI_OPT_INJECT_TAGGED_SIZE
+    size_t max_msg_size = 0;        // ep_attr->max_msg_size
     // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
     uint64_t uuid = 0;
     uint32_t endpoint_id = 0;
@@ -82,13 +84,17 @@ class DataPath {
     // fi_send* / fi_tsend* / fi_inject*. `flags` are the operation's (FI_COMPLETION,
     // FI_REMOTE_CQ_DATA, FI_INJECT: the data is copied at the call); `inject` (fi_inject*)
     // writes no completion. 0, -FI_EAGAIN (tx queue full), -FI_EINVAL (dest names no AV
-    // entry), or the peer's error (it failed or refused this endpoint).
+    // entry), -FI_EMSGSIZE (beyond max_msg_size, or FI_INJECT beyond the inject size), or
+    // the peer's error (it failed or refused this endpoint).
     ssize_t send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags, uint64_t tag,
                  uint64_t data, bool tagged, bool inject) noexcept;
     // fi_recv* / fi_trecv*: src is FI_ADDR_UNSPEC for any source (directed receive needs
     // FI_DIRECTED_RECV). 0, -FI_EAGAIN (rx queue full), -FI_EINVAL.
     ssize_t recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
                  uint64_t ignore, bool tagged) noexcept;
+    // The same for one buffer (fi_recv, fi_trecv), without building a list first.
+    ssize_t recv_buffer(void *buf, size_t len, fi_addr_t src, void *context, uint64_t flags,
+                        uint64_t tag, uint64_t ignore, bool tagged) noexcept;
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
 
@@ -132,6 +138,10 @@ class DataPath {
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
     // the lane is full (r->offset says how far), or the lane's error.
     transports::Status push(Peer &p, SendReq &r) noexcept;
+    // One message in one active message (short, else bcopy) straight from the caller's
+    // buffers; kOk, kNoResource, UCS_ERR_EXCEEDS_LIMIT when it needs fragments, or an error.
+    transports::Status send_single(Peer &p, const IovList &iov, uint64_t tag, uint32_t wire_flags,
+                                   uint64_t data) noexcept;
     void finish_send(SendReq *r, int error) noexcept;
     void drain(Peer &p) noexcept;
 
@@ -145,6 +155,11 @@ class DataPath {
     void complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
                        uint64_t data, size_t msg_len) noexcept;
     void retire_unexpected(UnexpMsg *u) noexcept;
+    // Posts a filled receive: matches it against the unexpected messages, else queues it.
+    ssize_t post_recv(RecvReq *r) noexcept;
+    // A receive record for (src, tagged, tag, ignore, context, flags); nullptr with *rc set.
+    RecvReq *new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag, uint64_t ignore,
+                      bool tagged, ssize_t &rc) noexcept;
 
     // --- Completions ---
     struct Completion {
@@ -177,11 +192,14 @@ class DataPath {
 
     std::vector<std::unique_ptr<Peer>> peers_;
     std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index
+    // AV entry index -> peer, valid while the entry keeps the version it had when cached:
+    // the fi_addr_t of a send is checked with one load (av::version_at).
     struct AddrCache {
-        uint32_t version = 0;  // the AV entry's version when cached (0: none)
+        const uint32_t *version_ptr = nullptr;  // the entry's version field
+        uint32_t version = 0;                   // its value when cached (0: none)
         uint32_t peer = kNoPeer;
     };
-    std::vector<AddrCache> by_addr_;  // AV entry index -> peer
+    std::vector<AddrCache> by_addr_;
     std::vector<uint32_t> busy_;      // peers with queued work
 
     Pool<SendReq> send_pool_;

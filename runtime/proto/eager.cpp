@@ -3,6 +3,7 @@
 // (at its first fragment, so matching follows arrival order per sender) against the posted
 // receives, or keeps it as unexpected until a receive claims it.
 #include "runtime/cntr/binding.h"
+#include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
@@ -55,10 +56,73 @@ bool matches(const RecvReq &r, uint32_t src, bool tagged, uint64_t tag) {
 // ---------------------------------------------------------------------------------------
 // Sending
 
+// The lane status for "this message does not fit one active message": it goes as fragments.
+constexpr transports::Status kNeedsFragments = UCS_ERR_EXCEEDS_LIMIT;
+
+transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t tag,
+                                         uint32_t wire_flags, uint64_t data) noexcept {
+    const bool has_data = (wire_flags & wire::kHasData) != 0;
+    uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(uint64_t)];
+    const wire::EagerHdr h{tag, p.remote_idx, wire_flags};
+    std::memcpy(hdr, &h, sizeof h);
+    size_t hdr_len = sizeof h;
+    if (has_data) {
+        std::memcpy(hdr + hdr_len, &data, sizeof data);
+        hdr_len += sizeof data;
+    }
+    const size_t single = hdr_len + iov.total;
+    if (single <= p.lane.max_short() && iov.count + 1 <= kMaxShortIov) {
+        transports::Iov iovs[kMaxShortIov];
+        iovs[0] = transports::make_iov(hdr, hdr_len);
+        for (size_t i = 0; i < iov.count; ++i) {
+            iovs[i + 1] = transports::make_iov(iov.v[i].base, iov.v[i].len);
+        }
+        return p.lane.send_short(wire::kAmEager, iovs, iov.count + 1);
+    }
+    if (single <= p.lane.max_bcopy()) {
+        PackArgs a{hdr, hdr_len, &iov, 0, iov.total};
+        return status_of_bcopy(p.lane.send_bcopy(wire::kAmEager, pack_message, &a));
+    }
+    return kNeedsFragments;
+}
+
 ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
                        uint64_t tag, uint64_t data, bool tagged, bool inject) noexcept {
+    if (iov.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
+    if ((flags & FI_INJECT) &&
+        iov.total > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size)) {
+        return -FI_EMSGSIZE;
+    }
     Peer *p = peer_for_addr(dest);
     if (p == nullptr) return -FI_EINVAL;
+    const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
+                                ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
+    const bool completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+
+    // The fast path: a connected peer with nothing waiting, a message that fits one active
+    // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
+    // request record: it is complete when the call returns.
+    if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_) {
+        const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
+        if (s == transports::kOk) {
+            if (completion && cfg_.tx_cq != nullptr) {
+                Completion c{};
+                c.cq = cfg_.tx_cq;
+                c.context = context;
+                c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+                c.src = FI_ADDR_NOTAVAIL;
+                write_completion(c);
+            }
+            if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
+            return 0;
+        }
+        if (s != transports::kNoResource && s != kNeedsFragments) {
+            const int rc = fi_errno_of(s);
+            fail_peer(*p, rc);
+            return rc;
+        }
+    }
+
     if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
     if (p->state == PeerState::kKnown) connect(*p);
     if (p->state == PeerState::kFailed) return p->fail_status;
@@ -70,7 +134,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
             iov.copy_out(0, r->copy.data(), iov.total);
             r->iov.set(r->copy.data(), iov.total);
         } else {
-            r->iov = iov;
+            r->iov.assign(iov);
         }
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
@@ -78,15 +142,13 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     r->peer = p->local_idx;
     r->tag = tag;
     r->data = data;
-    r->wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
-                    ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
+    r->wire_flags = wire_flags;
     r->context = context;
     r->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-    r->completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    r->completion = completion;
     r->offset = 0;
     r->started = false;
     ++tx_outstanding_;
-
     if (p->state == PeerState::kConnected && p->queue.empty()) {
         const transports::Status s = push(*p, *r);
         if (s == transports::kOk) {
@@ -108,34 +170,9 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     const size_t total = r.iov.total;
-    const bool has_data = (r.wire_flags & wire::kHasData) != 0;
     if (!r.started) {
-        // EagerHdr [FirstHdr] [data], built once.
-        uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(wire::FirstHdr) + sizeof(uint64_t)];
-        wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
-        std::memcpy(hdr, &h, sizeof h);
-        size_t hdr_len = sizeof h;
-        const size_t data_len = has_data ? sizeof(uint64_t) : 0;
-        const size_t single = hdr_len + data_len + total;
-        if (single <= p.lane.max_short() && r.iov.count + 1 <= kMaxShortIov) {
-            if (has_data) std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
-            transports::Iov iovs[kMaxShortIov];
-            iovs[0] = transports::make_iov(hdr, hdr_len + data_len);
-            for (size_t i = 0; i < r.iov.count; ++i) {
-                iovs[i + 1] = transports::make_iov(r.iov.v[i].base, r.iov.v[i].len);
-            }
-            const transports::Status s = p.lane.send_short(wire::kAmEager, iovs, r.iov.count + 1);
-            if (s == transports::kOk) {
-                r.started = true;
-                r.offset = total;
-            }
-            return s;
-        }
-        if (single <= p.lane.max_bcopy()) {
-            if (has_data) std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
-            PackArgs a{hdr, hdr_len + data_len, &r.iov, 0, total};
-            const transports::Status s =
-                status_of_bcopy(p.lane.send_bcopy(wire::kAmEager, pack_message, &a));
+        const transports::Status s = send_single(p, r.iov, r.tag, r.wire_flags, r.data);
+        if (s != kNeedsFragments) {
             if (s == transports::kOk) {
                 r.started = true;
                 r.offset = total;
@@ -143,18 +180,24 @@ transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
             return s;
         }
         // Fragments: the first carries the headers and as much as fits.
+        const bool has_data = (r.wire_flags & wire::kHasData) != 0;
+        uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(wire::FirstHdr) + sizeof(uint64_t)];
+        const wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
         const uint64_t msg_id = p.next_msg_id;
-        wire::FirstHdr f{total, msg_id};
-        std::memcpy(hdr + hdr_len, &f, sizeof f);
-        hdr_len += sizeof f;
-        if (has_data) std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
-        hdr_len += data_len;
+        const wire::FirstHdr f{total, msg_id};
+        std::memcpy(hdr, &h, sizeof h);
+        std::memcpy(hdr + sizeof h, &f, sizeof f);
+        size_t hdr_len = sizeof h + sizeof f;
+        if (has_data) {
+            std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
+            hdr_len += sizeof r.data;
+        }
         if (p.lane.max_bcopy() <= hdr_len) return UCS_ERR_UNSUPPORTED;
         const size_t chunk = std::min(total, p.lane.max_bcopy() - hdr_len);
         PackArgs a{hdr, hdr_len, &r.iov, 0, chunk};
-        const transports::Status s =
+        const transports::Status first =
             status_of_bcopy(p.lane.send_bcopy(wire::kAmEagerFirst, pack_message, &a));
-        if (s != transports::kOk) return s;
+        if (first != transports::kOk) return first;
         ++p.next_msg_id;
         r.msg_id = msg_id;
         r.started = true;
@@ -217,20 +260,27 @@ void DataPath::drain(Peer &p) noexcept {
 // ---------------------------------------------------------------------------------------
 // Receiving
 
-ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
-                       uint64_t tag, uint64_t ignore, bool tagged) noexcept {
-    if (rx_posted_ >= rx_size_) return -FI_EAGAIN;
+RecvReq *DataPath::new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
+                            uint64_t ignore, bool tagged, ssize_t &rc) noexcept {
+    if (rx_posted_ >= rx_size_) {
+        rc = -FI_EAGAIN;
+        return nullptr;
+    }
     uint32_t from = kNoPeer;
     if (directed_recv_ && src != FI_ADDR_UNSPEC) {
         Peer *p = peer_for_addr(src);
-        if (p == nullptr) return -FI_EINVAL;
+        if (p == nullptr) {
+            rc = -FI_EINVAL;
+            return nullptr;
+        }
         from = p->local_idx;
     }
     RecvReq *r;
     try {
         r = recv_pool_.get();
     } catch (const std::bad_alloc &) {
-        return -FI_ENOMEM;
+        rc = -FI_ENOMEM;
+        return nullptr;
     }
     r->tagged = tagged;
     r->src = from;
@@ -238,21 +288,45 @@ ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_
     r->ignore = ignore;
     r->context = context;
     r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
-    r->iov = iov;
+    return r;
+}
+
+ssize_t DataPath::post_recv(RecvReq *r) noexcept {
     ++rx_posted_;
-    if (UnexpMsg *u = match_unexpected(*r)) {
-        (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
-        if (u->received == u->total) {
-            r->iov.copy_in(0, u->bytes.data(), u->total);
-            complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
-            retire_unexpected(u);
-        } else {
-            u->claimed = r;  // its last fragment completes r
+    List<UnexpMsg> &unexp = r->tagged ? unexp_tagged_ : unexp_msg_;
+    if (!unexp.empty()) {
+        if (UnexpMsg *u = match_unexpected(*r)) {
+            unexp.remove(u);
+            if (u->received == u->total) {
+                r->iov.copy_in(0, u->bytes.data(), u->total);
+                complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+                retire_unexpected(u);
+            } else {
+                u->claimed = r;  // its last fragment completes r
+            }
+            return 0;
         }
-        return 0;
     }
-    (tagged ? posted_tagged_ : posted_msg_).push_back(r);
+    (r->tagged ? posted_tagged_ : posted_msg_).push_back(r);
     return 0;
+}
+
+ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
+                       uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+    ssize_t rc = 0;
+    RecvReq *r = new_recv(src, context, flags, tag, ignore, tagged, rc);
+    if (r == nullptr) return rc;
+    r->iov.assign(iov);
+    return post_recv(r);
+}
+
+ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *context,
+                              uint64_t flags, uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+    ssize_t rc = 0;
+    RecvReq *r = new_recv(src, context, flags, tag, ignore, tagged, rc);
+    if (r == nullptr) return rc;
+    r->iov.set(buf, len);
+    return post_recv(r);
 }
 
 RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag) noexcept {
@@ -278,6 +352,20 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
                              uint64_t data, size_t msg_len) noexcept {
     const bool truncated = msg_len > r->iov.total;
     const bool has_data = (wire_flags & wire::kHasData) != 0;
+    if (!truncated && r->completion && overflow_.empty() && cfg_.rx_cq != nullptr) {
+        // The common case, straight into the CQ ring.
+        const fi_addr_t from = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
+        if (cfg_.rx_cq->write(r->context,
+                              FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) |
+                                  (has_data ? FI_REMOTE_CQ_DATA : 0),
+                              msg_len, nullptr, has_data ? data : 0, r->tagged ? tag : 0,
+                              from) == 0) {
+            if (cfg_.recv_cntr != nullptr) cntr::on_completion(cfg_.recv_cntr, msg_len);
+            --rx_posted_;
+            recv_pool_.put(r);
+            return;
+        }
+    }
     if (r->completion || truncated) {
         Completion c{};
         c.cq = cfg_.rx_cq;

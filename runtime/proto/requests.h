@@ -30,6 +30,12 @@ struct IovList {
     size_t count = 0;
     size_t total = 0;
 
+    // Copies another list's entries (only those in use: the array is large).
+    void assign(const IovList &o) {
+        count = o.count;
+        total = o.total;
+        for (size_t i = 0; i < o.count; ++i) v[i] = o.v[i];
+    }
     void set(const void *buf, size_t len) {
         v[0] = {static_cast<uint8_t *>(const_cast<void *>(buf)), len};
         count = len != 0 ? 1 : 0;
@@ -37,6 +43,11 @@ struct IovList {
     }
     // Copies `len` bytes from `src` to offset `at` of the list; returns the bytes that fit.
     size_t copy_in(size_t at, const void *src, size_t len) const {
+        if (count == 1 && at == 0) {  // the common case: one buffer, a whole message
+            const size_t n = std::min(len, v[0].len);
+            std::memcpy(v[0].base, src, n);
+            return n;
+        }
         const auto *from = static_cast<const uint8_t *>(src);
         size_t done = 0;
         for (size_t i = 0; i < count && done < len; ++i) {

@@ -62,12 +62,18 @@ Peer *DataPath::add_peer(address::EndpointAddress &&a) {
 }
 
 Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
+    // The cache: the AV entry's version (one load) still the one the peer was found for.
+    // Bits beyond the entry index are checked by resolve() when the cache misses, and are
+    // never cached: an fi_addr_t with them set misses (its low bits index the cache).
+    const uint64_t index = addr;
+    if (index < by_addr_.size()) {
+        const AddrCache &c = by_addr_[index];
+        if (c.version != 0 && c.version == av::version_at(c.version_ptr)) {
+            return peers_[c.peer].get();
+        }
+    }
     av::PeerEntry e;
     if (av::resolve(cfg_.av, addr, e) != 0) return nullptr;
-    const uint64_t index = av::encoding::slot_of(av::encoding::low(addr));
-    if (index < by_addr_.size() && by_addr_[index].version == e.version) {
-        return peers_[by_addr_[index].peer].get();
-    }
     try {
         address::EndpointAddress a;
         if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
@@ -78,8 +84,11 @@ Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
         }
         if (p == nullptr) p = add_peer(std::move(a));
         p->report_id = e.user_id;
-        if (index >= by_addr_.size()) by_addr_.resize(index + 1);
-        by_addr_[index] = {e.version, p->local_idx};
+        // Only plain entry indices are cached (not rx-context addresses or other high bits).
+        if (index <= av::encoding::kMaxEntryIndex) {
+            if (index >= by_addr_.size()) by_addr_.resize(index + 1);
+            by_addr_[index] = {av::entry_version_ptr(cfg_.av, addr), e.version, p->local_idx};
+        }
         return p;
     } catch (const std::bad_alloc &) {
         return nullptr;

@@ -138,9 +138,14 @@ void on_iface_event(int, ucs_event_set_types_t, void *arg) {
         iface, UCS_CALLBACKQ_FLAG_ONESHOT, &id);
 }
 
-// Network ifaces wait for traffic (OpenIface::progressing); the rest are progressed now.
+// Which ifaces wait for traffic before they are progressed (OpenIface::progressing): those
+// whose fd tells when a peer sends (posix, sysv, tcp, most NICs), and those that receive
+// nothing a peer starts (cma has no active messages; self delivers inside the sender's call).
+// An iface that receives but cannot tell is progressed from the start.
 bool progressed_lazily(const OpenIface &i) {
-    return i.resource->type == DeviceType::Network && i.event_fd >= 0;
+    if (i.event_fd >= 0) return true;
+    const uint64_t am = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_AM_ZCOPY;
+    return (i.attr.cap.flags & am) == 0 || i.resource->type == DeviceType::Loopback;
 }
 
 }  // namespace
@@ -201,6 +206,7 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
             w->activate(*i);
             continue;
         }
+        if (i->event_fd < 0) continue;  // activated when this endpoint connects over it
         // Armed, its fd tells the async thread when a peer sends over it.
         (void)uct_iface_event_arm(i->iface.get(), i->arm_events);
         const ucs_status_t st = ucs_async_set_event_handler(
@@ -250,15 +256,19 @@ EndpointWorker::~EndpointWorker() {
 }
 
 unsigned EndpointWorker::progress() noexcept {
-    if (async_thread_) {
-        __ucs_async_poll_missed(async_.get());
-    } else {
+    if (!async_thread_) {
         ucs_async_poll(async_.get());
+    } else if ((++progress_calls_ & kMissedEventsEvery) == 0) {
+        // Events the async thread could not deliver (the context was blocked) wait in its
+        // "missed" queue; they are control events (connections, activations), so a check
+        // every few calls is soon enough, and the fast path is a few loads lighter.
+        __ucs_async_poll_missed(async_.get());
     }
     return uct_worker_progress(worker_.get());
 }
 
 ucs_status_t EndpointWorker::arm() noexcept {
+    if (async_thread_) __ucs_async_poll_missed(async_.get());  // nothing missed before sleeping
     for (const auto &i : ifaces_) {
         if (i->arm_events == 0) continue;
         const ucs_status_t status = uct_iface_event_arm(i->iface.get(), i->arm_events);
