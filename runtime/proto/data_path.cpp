@@ -3,6 +3,8 @@
 #include "runtime/proto/data_path.h"
 
 #include "runtime/cntr/binding.h"
+#include "runtime/config/config.h"
+#include "runtime/config/parse.h"
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
 #include "runtime/proto/wire.h"
@@ -10,11 +12,33 @@
 
 #include <rdma/fi_errno.h>
 
+#include <mutex>
 #include <new>
+#include <optional>
 
 namespace ufi::runtime::proto {
 
 using log::Subsys;
+
+void read_protocol_settings(DataPathConfig &c) noexcept {
+    const config::Registry &reg = config::registry();
+    c.proto_info = reg.get_bool("UFI_PROTO_INFO");
+    c.rndv_thresh = 0;
+    const std::string &text = reg.get_string("UFI_RNDV_THRESH");
+    if (text.empty() || text == "auto") return;
+    const std::optional<size_t> v = config::parse_size(text);
+    if (!v || *v == 0) {
+        static std::once_flag warned;
+        std::call_once(warned, [&] {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "UFI_RNDV_THRESH={}: not a size of at least 1 byte (e.g. 64K) or auto; "
+                         "auto is used",
+                         text);
+        });
+        return;
+    }
+    c.rndv_thresh = *v;
+}
 
 DataPath::DataPath(const DataPathConfig &config)
     : cfg_(config),
@@ -36,6 +60,11 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             {wire::kAmEager, &DataPath::am_eager},
             {wire::kAmEagerFirst, &DataPath::am_first},
             {wire::kAmEagerMiddle, &DataPath::am_middle},
+            {wire::kAmRts, &DataPath::am_rts},
+            {wire::kAmRtr, &DataPath::am_rtr},
+            {wire::kAmAts, &DataPath::am_ats},
+            {wire::kAmAtp, &DataPath::am_atp},
+            {wire::kAmRndvData, &DataPath::am_rndv_data},
         };
         for (const Handler &h : handlers) {
             const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
@@ -64,6 +93,7 @@ unsigned DataPath::progress() noexcept {
         overflow_.pop_front();
         ++done;
     }
+    if (!retry_gets_.empty() || !retry_puts_.empty()) done += retry_rndv();
     if (busy_.empty()) return done;
     // Peers drained here may queue more (a handler run by progress); take the list as it is.
     std::vector<uint32_t> busy;
@@ -128,6 +158,7 @@ void DataPath::finish_send(SendReq *r, int error) noexcept {
         if (error == 0) cntr::on_completion(cfg_.send_cntr, r->iov.total);
         else cntr::on_error(cfg_.send_cntr);
     }
+    release_send_slot(*r);
     r->copy.clear();
     --tx_outstanding_;
     send_pool_.put(r);

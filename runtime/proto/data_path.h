@@ -13,6 +13,7 @@
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
+#include "transports/lanes/rma_lane.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -62,7 +64,14 @@ struct DataPathConfig {
     // The classic authorization key (endpoint's or domain's; may be empty): a peer's
     // WIREUP_REQ must carry the same bytes.
     std::vector<uint8_t> auth_key;
+    // Messages above this go by rendezvous (UFI_RNDV_THRESH); 0: chosen per peer from the
+    // transports' estimates.
+    size_t rndv_thresh = 0;
+    bool proto_info = false;  // UFI_PROTO_INFO: log each peer's protocols
 };
+
+// Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_PROTO_INFO).
+void read_protocol_settings(DataPathConfig &c) noexcept;
 
 // What the data path counts for diagnostics and tests.
 struct DataPathStats {
@@ -70,6 +79,10 @@ struct DataPathStats {
     uint64_t dropped_unknown_src = 0; // messages naming no connected peer
     uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
     uint64_t unexpected = 0;          // messages that arrived before their receive
+    uint64_t rndv_sends = 0;          // messages sent by rendezvous
+    uint64_t rndv_get = 0;            // received by each rendezvous protocol
+    uint64_t rndv_put = 0;
+    uint64_t rndv_am = 0;
 };
 
 class DataPath {
@@ -102,7 +115,9 @@ class DataPath {
     // refused. Returns the work done.
     unsigned progress() noexcept;
     // Whether work is queued that progress must do before the endpoint may sleep.
-    bool has_pending_work() const noexcept { return !busy_.empty() || !overflow_.empty(); }
+    bool has_pending_work() const noexcept {
+        return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() || !retry_puts_.empty();
+    }
 
     size_t tx_left() const noexcept { return tx_size_ - tx_outstanding_; }
     size_t rx_left() const noexcept { return rx_size_ - rx_posted_; }
@@ -161,6 +176,53 @@ class DataPath {
     RecvReq *new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag, uint64_t ignore,
                       bool tagged, ssize_t &rc) noexcept;
 
+    // --- Rendezvous (rndv.cpp) ---
+    // Picks the peer's rendezvous protocol, transport and threshold (once, at connection).
+    void choose_rndv(Peer &p);
+    // The iface of transport `tl` that does `kind` with registered memory; nullptr if none.
+    transports::OpenIface *rma_iface(const std::string &tl, transports::RmaKind kind) noexcept;
+    // Connects the peer's zero-copy lane over `tl` (kept while the peer lives).
+    bool open_rma(Peer &p, const std::string &tl, transports::RmaKind kind) noexcept;
+    // Registers iov's buffers (up to `length` bytes) on `iface`'s memory domain.
+    static bool register_buffers(const transports::OpenIface &iface, const IovList &iov,
+                                 size_t length, std::vector<transports::LocalRegion> &out) noexcept;
+    // Sends RTS for r (kOk, kNoResource: again later, or an error).
+    transports::Status start_rndv_send(Peer &p, SendReq &r) noexcept;
+    void release_send_slot(SendReq &r) noexcept;
+    // A rendezvous finished (ATS, ATP sent, the streamed data handed over, an error).
+    void finish_send_rndv(SendReq *r) noexcept;
+    SendReq *send_by_id(uint64_t id, uint32_t peer) noexcept;
+    RecvReq *recv_by_id(uint64_t id, uint32_t peer) noexcept;
+    void send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept;
+    void send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept;
+    // Sends queued control messages; false while the lane has no room.
+    bool drain_ctrl(Peer &p) noexcept;
+    bool parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, uint64_t &cq_data,
+                   RtsInfo &info) noexcept;
+    void handle_rts(const uint8_t *data, size_t length) noexcept;
+    // A receive matched an RTS: moves the data in by the protocol both sides can do.
+    void start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                         uint64_t cq_data, RtsInfo &info) noexcept;
+    bool unpack_keys(Peer &p, const RtsInfo &info, std::vector<transports::PeerKey> &keys) noexcept;
+    void issue_gets(RecvReq *r) noexcept;
+    void gets_done(RecvReq *r) noexcept;
+    bool send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
+    void send_rtr_am(Peer &p, RecvReq *r) noexcept;
+    void finish_rndv_recv(RecvReq *r) noexcept;
+    void handle_rtr(const uint8_t *data, size_t length) noexcept;
+    void issue_puts(SendReq *r) noexcept;
+    void puts_done(SendReq *r) noexcept;
+    void handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept;
+    void handle_rndv_data(const uint8_t *data, size_t length) noexcept;
+    // kRndvAm: the data after RTR, from the peer's send queue.
+    transports::Status push_rndv_data(Peer &p, SendReq &r) noexcept;
+    // Gets and puts a full lane refused, issued again from progress.
+    unsigned retry_rndv() noexcept;
+    // The peer failed: its rendezvous transfers complete with its error.
+    void fail_rndv(Peer &p) noexcept;
+    // A receive completes with error `err` (a positive fi errno) after `len` bytes.
+    void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
+
     // --- Completions ---
     struct Completion {
         cq::Cq *cq;
@@ -180,6 +242,11 @@ class DataPath {
     static ucs_status_t am_eager(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_first(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_middle(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rts(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rtr(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_ats(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_atp(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rndv_data(void *arg, void *data, size_t length, unsigned flags);
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;
@@ -210,6 +277,14 @@ class DataPath {
     List<UnexpMsg> unexp_msg_;
     List<UnexpMsg> unexp_tagged_;
     std::deque<Completion> overflow_;  // completions a full CQ refused, in order
+
+    // Rendezvous in flight, by the id their peer names them with (slot 0: none).
+    std::vector<SendReq *> rndv_sends_;
+    std::vector<uint32_t> free_send_slots_;
+    std::vector<RecvReq *> rndv_recvs_;
+    std::vector<uint32_t> free_recv_slots_;
+    std::vector<RecvReq *> retry_gets_;
+    std::vector<SendReq *> retry_puts_;
 
     DataPathStats stats_;
 };

@@ -58,6 +58,8 @@ bool matches(const RecvReq &r, uint32_t src, bool tagged, uint64_t tag) {
 
 // The lane status for "this message does not fit one active message": it goes as fragments.
 constexpr transports::Status kNeedsFragments = UCS_ERR_EXCEEDS_LIMIT;
+// push(): the message was announced (RTS); the rendezvous, not the queue, finishes it.
+constexpr transports::Status kHandedOff = UCS_INPROGRESS;
 
 transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t tag,
                                          uint32_t wire_flags, uint64_t data) noexcept {
@@ -102,7 +104,8 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     // The fast path: a connected peer with nothing waiting, a message that fits one active
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
     // request record: it is complete when the call returns.
-    if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_) {
+    if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_ &&
+        iov.total <= p->rndv_thresh) {
         const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
         if (s == transports::kOk) {
             if (completion && cfg_.tx_cq != nullptr) {
@@ -148,13 +151,15 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     r->completion = completion;
     r->offset = 0;
     r->started = false;
+    r->status = 0;
     ++tx_outstanding_;
     if (p->state == PeerState::kConnected && p->queue.empty()) {
         const transports::Status s = push(*p, *r);
         if (s == transports::kOk) {
-            finish_send(r, 0);
+            finish_send(r, r->status);
             return 0;
         }
+        if (s == kHandedOff) return 0;  // announced: the rendezvous finishes it
         if (s != transports::kNoResource) {
             const int rc = fi_errno_of(s);
             p->queue.push_back(r);
@@ -170,6 +175,22 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     const size_t total = r.iov.total;
+    if (!r.started && total > p.rndv_thresh) {
+        r.announcing = true;
+        const transports::Status s = start_rndv_send(p, r);
+        r.announcing = false;
+        if (s == transports::kOk) {
+            r.started = true;
+            if (r.done) return transports::kOk;  // over self, all of it ran inside the call
+            if (!r.streaming) return kHandedOff;
+            // AM protocol over self: RTR came back inside the call; the data goes now.
+        } else if (s == kNeedsFragments) {
+            release_send_slot(r);  // announcing it takes more than one message: eager
+        } else {
+            return s;  // kNoResource keeps the slot for the retry
+        }
+    }
+    if (r.streaming) return push_rndv_data(p, r);
     if (!r.started) {
         const transports::Status s = send_single(p, r.iov, r.tag, r.wire_flags, r.data);
         if (s != kNeedsFragments) {
@@ -242,18 +263,27 @@ void DataPath::drain(Peer &p) noexcept {
         }
     }
     if (p.state != PeerState::kConnected) return;  // the reply will mark it busy
+    if (!p.ctrl.empty() && !drain_ctrl(p)) {
+        if (p.state != PeerState::kFailed) mark_busy(p);
+        return;
+    }
     while (SendReq *r = p.queue.front()) {
         const transports::Status s = push(p, *r);
+        if (p.state == PeerState::kFailed) return;  // a handler failed it (queue completed)
         if (s == transports::kNoResource) {
             mark_busy(p);
             return;
+        }
+        if (s == kHandedOff) {
+            p.queue.pop_front();
+            continue;
         }
         if (s != transports::kOk) {
             fail_peer(p, fi_errno_of(s));
             return;
         }
         p.queue.pop_front();
-        finish_send(r, 0);
+        finish_send(r, r->status);
     }
 }
 
@@ -297,6 +327,15 @@ ssize_t DataPath::post_recv(RecvReq *r) noexcept {
     if (!unexp.empty()) {
         if (UnexpMsg *u = match_unexpected(*r)) {
             unexp.remove(u);
+            if (u->rts) {  // announced: its data is fetched now, into r
+                RtsInfo info = std::move(u->rts_info);
+                const uint32_t src = u->src, wire_flags = u->wire_flags;
+                const uint64_t tag = u->tag, data = u->data;
+                u->rts = false;
+                retire_unexpected(u);
+                start_rndv_recv(r, src, wire_flags, tag, data, info);
+                return 0;
+            }
             if (u->received == u->total) {
                 r->iov.copy_in(0, u->bytes.data(), u->total);
                 complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
@@ -383,6 +422,21 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
         if (truncated) cntr::on_error(cfg_.recv_cntr);
         else cntr::on_completion(cfg_.recv_cntr, msg_len);
     }
+    --rx_posted_;
+    recv_pool_.put(r);
+}
+
+void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept {
+    Completion c{};
+    c.cq = cfg_.rx_cq;
+    c.context = r->context;
+    c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
+    c.len = len;
+    c.tag = r->tagged ? r->msg_tag : 0;
+    c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
+    c.err = err;
+    if (c.cq != nullptr) write_completion(c);
+    if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
     --rx_posted_;
     recv_pool_.put(r);
 }

@@ -8,10 +8,14 @@
 #include "runtime/proto/requests.h"
 #include "transports/address.h"
 #include "transports/lanes/am_lane.h"
+#include "transports/lanes/rma_lane.h"
 
 #include <rdma/fabric.h>
 
 #include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
 
 namespace ufi::runtime::proto {
 
@@ -55,6 +59,18 @@ struct Peer {
     uint64_t rx_data = 0;
 
     int fail_status = 0;  // kFailed: the error its sends complete with (negative fi errno)
+
+    // Rendezvous (rndv.cpp): how this side moves large messages to the peer, chosen on first
+    // need, and the zero-copy lane it uses (connected on first use).
+    bool rndv_chosen = false;
+    uint8_t rndv_protocol = 0;  // wire::RndvProtocol offered in RTS
+    size_t rndv_thresh = SIZE_MAX;
+    size_t rma_iface = SIZE_MAX;  // the worker iface of the zero-copy transport
+    size_t rma_record = SIZE_MAX;
+    transports::RmaLane rma;
+    // Control messages (RTR, ATS, ATP) that found no lane room: sent, in order, before any
+    // queued send (the first byte is the AM id).
+    std::deque<std::vector<uint8_t>> ctrl;
 };
 
 }  // namespace ufi::runtime::proto

@@ -4,12 +4,16 @@
 // shrinks, until the endpoint closes).
 #pragma once
 
+#include "runtime/proto/wire.h"
+#include "transports/lanes/rma_lane.h"
+
 #include <rdma/fabric.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ufi::runtime::proto {
@@ -117,6 +121,27 @@ class List {
     T *tail_ = nullptr;
 };
 
+// A rendezvous as RTS announced it (kept while its receive is not posted yet).
+struct RtsInfo {
+    uint64_t total = 0;
+    uint64_t send_id = 0;
+    uint8_t protocol = 0;                 // wire::RndvProtocol
+    std::vector<wire::Segment> segments;  // kRndvGet: the sender's buffers
+    std::string tl;                       // kRndvGet / kRndvPut: the transport
+    std::vector<uint8_t> rkeys;           // segments.size() keys of rkey_len bytes
+    uint16_t rkey_len = 0;
+};
+
+class DataPath;
+
+// A rendezvous's zero-copy operations, counted: UCT calls `uct.func` for each one it did not
+// finish at once; `req` is the SendReq or RecvReq they belong to.
+struct RndvCompletion {
+    transports::Completion uct{};
+    DataPath *owner = nullptr;
+    void *req = nullptr;
+};
+
 // A send (fi_send*, fi_tsend*, fi_inject*) not yet handed to the transport in full.
 struct SendReq {
     Hook<SendReq> hook;
@@ -132,6 +157,26 @@ struct SendReq {
     bool started = false;      // its first (or only) active message went
     uint64_t msg_id = 0;       // multi-fragment messages
     std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call
+
+    // Rendezvous (rndv.cpp): announced by RTS, finished by ATS (GET), by the sender's own
+    // puts (PUT) or by streaming RNDV_DATA (AM) after RTR.
+    bool rndv = false;
+    uint8_t rndv_protocol = 0;
+    uint32_t rndv_slot = 0;             // index in the data path's rendezvous send table
+    std::vector<transports::LocalRegion> regions;  // the send buffers, registered on the zero-
+                                                   // copy transport (GET; PUT where it needs
+                                                   // local memh)
+    std::vector<transports::PeerKey> keys;         // kRndvPut: the receiver's segments' keys
+    std::vector<wire::Segment> remote;             // kRndvPut: the receiver's segments
+    uint64_t recv_id = 0;               // the receiver's, from RTR
+    size_t length = 0;                  // bytes the receiver takes (RTR)
+    bool streaming = false;             // kRndvAm: RNDV_DATA goes out from `offset`
+    // Set while RTS is being sent: over `self` the whole rendezvous may run inside that call
+    // (the receiver's handlers, then ours), and the send must not be finished under it.
+    bool announcing = false;
+    bool done = false;                  // finished while announcing
+    RndvCompletion comp;                // kRndvPut: the puts
+    int status = 0;                     // the error it completes with (0: none)
 };
 
 // A posted receive (fi_recv*, fi_trecv*).
@@ -144,6 +189,26 @@ struct RecvReq {
     void *context = nullptr;
     bool completion = true;
     IovList iov;
+
+    // Rendezvous (rndv.cpp): the message RTS announced, being moved in.
+    bool rndv = false;
+    uint8_t rndv_protocol = 0;
+    uint32_t rndv_slot = 0;  // index in the data path's rendezvous receive table
+    uint32_t peer = kNoPeer;
+    uint64_t send_id = 0;
+    uint32_t wire_flags = 0;
+    uint64_t msg_tag = 0;
+    uint64_t data = 0;
+    size_t total = 0;     // the message's length
+    size_t length = 0;    // bytes taken (total, or the buffer's size when it truncates)
+    size_t received = 0;  // kRndvAm
+    size_t issued = 0;    // kRndvGet: bytes whose gets are issued (a full lane resumes there)
+    std::vector<wire::Segment> segments;           // kRndvGet: the sender's buffers
+    std::vector<transports::LocalRegion> regions;  // the receive buffers, registered (PUT; GET
+                                                   // where the transport needs local memh)
+    std::vector<transports::PeerKey> keys;         // kRndvGet: the sender's segments' keys
+    RndvCompletion comp;                           // kRndvGet: the gets
+    int status = 0;                                // an error the transfer met (0: none)
 };
 
 // A message that arrived with no matching receive (its bytes copied here), or one whose
@@ -159,6 +224,8 @@ struct UnexpMsg {
     size_t received = 0;  // bytes arrived so far
     std::vector<uint8_t> bytes;
     RecvReq *claimed = nullptr;  // a receive that matched it before all fragments arrived
+    bool rts = false;            // an announced rendezvous (its data is still at the sender)
+    RtsInfo rts_info;
 };
 
 // A free list of T; get() reuses before it allocates.

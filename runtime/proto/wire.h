@@ -12,6 +12,17 @@
 //                or bcopy (<= max_bcopy)          EagerHdr [u64 cq data] payload
 //   EAGER_FIRST  the first fragment of a larger one EagerHdr FirstHdr [u64 cq data] payload
 //   EAGER_MIDDLE every later fragment, in order     MiddleHdr payload
+//
+// Rendezvous (messages above the peer's threshold): the sender announces the message with
+// RTS; the receiver, once a receive matches it, moves the data the way RTS names:
+//   GET  the receiver reads the sender's segments (get_zcopy over `tl`, e.g. cma), then ATS
+//   PUT  the receiver sends RTR with its own segments and keys; the sender writes them
+//        (put_zcopy over `tl`, e.g. tcp), then ATP
+//   AM   the receiver sends RTR; the sender streams RNDV_DATA active messages into it
+//   RTS     EagerHdr [u64 cq data] RtsHdr segments[] (u64 addr, u64 len) tl name rkeys[]
+//   RTR     RtrHdr segments[] tl name rkeys[]
+//   ATS     AckHdr (id: the sender's send_id)       ATP  AckHdr (id: the receiver's recv_id)
+//   RNDV_DATA  DataHdr payload
 #pragma once
 
 #include <cstddef>
@@ -19,7 +30,8 @@
 
 namespace ufi::runtime::proto::wire {
 
-// Version 1: eager messages, wireup. A peer of another version is refused at wireup.
+// Version 1: eager messages, rendezvous, wireup. A peer of another version is refused at
+// wireup.
 inline constexpr uint8_t kProtocolVersion = 1;
 
 // Active-message ids (< 32, UCT's limit).
@@ -28,6 +40,11 @@ enum AmId : uint8_t {
     kAmEager = 2,
     kAmEagerFirst = 3,
     kAmEagerMiddle = 4,
+    kAmRts = 5,
+    kAmRtr = 6,
+    kAmAts = 7,
+    kAmAtp = 8,
+    kAmRndvData = 9,
 };
 
 // ---- Wireup ------------------------------------------------------------------------------
@@ -92,5 +109,65 @@ static_assert(sizeof(MiddleHdr) == 24);
 
 // Header bytes an eager message spends before its payload (with CQ data).
 inline constexpr size_t kEagerOverhead = sizeof(EagerHdr) + sizeof(uint64_t);
+
+// ---- Rendezvous ------------------------------------------------------------------------------
+
+enum RndvProtocol : uint8_t {
+    kRndvGet = 1,
+    kRndvPut = 2,
+    kRndvAm = 3,
+};
+
+// The most segments (buffers) one rendezvous message names, on either side.
+inline constexpr size_t kMaxRndvSegments = 16;
+
+// RTS: after EagerHdr and its optional CQ data.
+struct RtsHdr {
+    uint64_t total;     // the message's length
+    uint64_t send_id;   // names the send in ATS, RTR
+    uint8_t protocol;   // RndvProtocol the sender offers
+    uint8_t segments;   // kRndvGet: the sender's buffers that follow (else 0)
+    uint8_t tl_len;     // kRndvGet / kRndvPut: the transport's name that follows
+    uint8_t reserved;
+    uint16_t rkey_len;  // bytes of each segment's remote key (kRndvGet)
+    uint16_t reserved2;
+};
+static_assert(sizeof(RtsHdr) == 24);
+
+struct RtrHdr {
+    uint32_t src;
+    uint8_t protocol;   // kRndvPut or kRndvAm
+    uint8_t segments;   // kRndvPut: the receiver's buffers that follow
+    uint8_t tl_len;
+    uint8_t reserved;
+    uint64_t send_id;   // the sender's, from RTS
+    uint64_t recv_id;   // names the receive in ATP and RNDV_DATA
+    uint64_t length;    // bytes the receiver takes (less than the message when it truncates)
+    uint16_t rkey_len;  // bytes of each segment's remote key (kRndvPut)
+    uint16_t reserved2;
+    uint32_t reserved3;
+};
+static_assert(sizeof(RtrHdr) == 40);
+
+struct Segment {
+    uint64_t addr;
+    uint64_t len;
+};
+static_assert(sizeof(Segment) == 16);
+
+struct AckHdr {
+    uint32_t src;
+    int32_t status;  // 0, or a negative fi errno: the transfer failed
+    uint64_t id;
+};
+static_assert(sizeof(AckHdr) == 16);
+
+struct DataHdr {
+    uint32_t src;
+    uint32_t reserved;
+    uint64_t recv_id;
+    uint64_t offset;
+};
+static_assert(sizeof(DataHdr) == 24);
 
 }  // namespace ufi::runtime::proto::wire

@@ -174,6 +174,8 @@ void DataPath::fail_peer(Peer &p, int error) {
     p.fail_status = error != 0 ? error : -FI_EIO;
     p.request_unsent = p.reply_unsent = false;
     while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
+    p.ctrl.clear();
+    fail_rndv(p);
     // A message that was arriving from it is lost: its receive completes with the error.
     if (p.rx_recv != nullptr) {
         RecvReq *r = p.rx_recv;
@@ -278,6 +280,7 @@ void DataPath::handle_request(const WireupView &w) {
         const bool was_waiting = p->state == PeerState::kConnecting;
         p->state = PeerState::kConnected;
         p->request_unsent = false;  // its request told it everything ours would have
+        choose_rndv(*p);
         const transports::Status s =
             send_reply(*p, wire::kWireupOk, w.hdr.sender_idx, wire::kWireupReply);
         if (s == transports::kNoResource) {
@@ -318,6 +321,7 @@ void DataPath::handle_reply(const WireupView &w) {
     p.remote_idx = w.hdr.receiver_idx;
     p.state = PeerState::kConnected;
     p.request_unsent = false;
+    choose_rndv(p);
     mark_busy(p);  // queued sends go now
 }
 

@@ -119,6 +119,11 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     }
     out.arm_events = arm_events_of(a.cap.event_flags);
     out.resource = &r;
+    out.md = md.get();
+    out.component = mds[md_index].component;
+    out.rkey_packed_size = mds[md_index].rkey_packed_size;
+    out.md_can_register = mds[md_index].can_register();
+    out.md_needs_memh = (mds[md_index].cap_flags & UCT_MD_FLAG_NEED_MEMH) != 0;
     return true;
 }
 

@@ -39,6 +39,13 @@ struct WorkerOptions {
 struct OpenIface {
     const Resource *resource = nullptr;  // discovery's description of it
     Iface iface;
+    // Its memory domain (the domain's, open for as long as the worker): registrations and
+    // remote keys for zero-copy operations over this iface.
+    uct_md_h md = nullptr;
+    uct_component_h component = nullptr;
+    size_t rkey_packed_size = 0;
+    bool md_can_register = false;  // UCT_MD_FLAG_REG (not posix/sysv: they only allocate)
+    bool md_needs_memh = false;    // UCT_MD_FLAG_NEED_MEMH: local buffers of zero-copy calls too
     uct_iface_attr_t attr{};
     std::vector<uint8_t> device_addr;
     std::vector<uint8_t> iface_addr;

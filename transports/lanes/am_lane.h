@@ -53,6 +53,7 @@ class AmLane {
 
     bool connected() const noexcept { return static_cast<bool>(ep_); }
     const Resource &resource() const noexcept { return *iface_->resource; }
+    const OpenIface &iface() const noexcept { return *iface_; }
     // Bytes one short message may carry in all (its iovs together).
     size_t max_short() const noexcept { return max_short_; }
     // Bytes one bcopy message may carry.

@@ -158,8 +158,9 @@ int sizes(Side &s, bool sender) {
             if (sender) {
                 if (!unexpected) CHECK(s.sync());  // B has posted
                 CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), n, nullptr, s.peer, 42 + n, nullptr); }) == 0);
+                if (unexpected) CHECK(s.sync());  // sent (or announced) before B posts
+                // Eager sends complete at once, rendezvous ones once B took the data.
                 CHECK(s.wait(e) == 1 && (e.flags & FI_SEND));
-                if (unexpected) CHECK(s.sync());  // sent before B posts
             } else {
                 std::vector<uint8_t> in(n + 1, 0xee);
                 if (!unexpected) {

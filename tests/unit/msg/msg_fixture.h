@@ -128,6 +128,17 @@ class MsgTest : public ::testing::Test {
             progress_all();
         }
     }
+    // Progresses every side for at most `ms` until `cq` has a completion; the read's result
+    // (-FI_EAGAIN when nothing came).
+    ssize_t poll_for(fid_cq *cq, fi_cq_tagged_entry &entry, int ms) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+        ssize_t rc = -FI_EAGAIN;
+        while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) {
+            progress_all();
+            rc = fi_cq_read(cq, &entry, 1);
+        }
+        return rc;
+    }
     // Polls `cq` for a while and says whether anything arrived.
     bool quiet(fid_cq *cq, int ms = 50) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);

@@ -1,0 +1,968 @@
+// Rendezvous (wire.h): a message above the peer's threshold is announced with RTS and moved
+// once a receive matches it: the receiver reads the sender's buffers (GET: cma here, RDMA
+// elsewhere), or the sender writes the receiver's (PUT: tcp), or, where neither exists, the
+// sender streams it in active messages into the matched buffer (AM). No copy through an
+// unexpected buffer either way, and the receive buffer is known before a byte moves.
+//
+// Over `self` the whole exchange runs inside the sender's RTS call (each handler sends the
+// next message at once); a send being announced is therefore never finished under that call
+// (SendReq::announcing), its caller finishes it.
+#include "runtime/cntr/binding.h"
+#include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+namespace tx = transports;
+
+namespace {
+
+// Without a zero-copy transport, rendezvous still spares the unexpected copy (and memory) of a
+// large message: from here on.
+constexpr size_t kAmRndvThresh = 256 * 1024;
+// The automatic threshold never exceeds this (estimates are rough; large messages should not
+// sit in unexpected buffers).
+constexpr size_t kMaxAutoRndvThresh = 4 * 1024 * 1024;
+
+tx::Status status_of_bcopy(ssize_t rc) {
+    return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
+}
+
+// Appends raw bytes to a message being built.
+void put(std::vector<uint8_t> &m, const void *p, size_t n) {
+    const auto *b = static_cast<const uint8_t *>(p);
+    m.insert(m.end(), b, b + n);
+}
+
+// A control message built in a vector: byte 0 is its AM id, the rest its payload.
+size_t pack_bytes(void *dest, void *arg) {
+    const auto *m = static_cast<const std::vector<uint8_t> *>(arg);
+    std::memcpy(dest, m->data() + 1, m->size() - 1);
+    return m->size() - 1;
+}
+
+// The local buffers of `iov` between [at, at + len), as UCT iovs (at most `max` of them), each
+// with its registration when `regions` has one; returns how many bytes they cover.
+size_t slice(const IovList &iov, size_t at, size_t len,
+             const std::vector<tx::LocalRegion> &regions, tx::Iov *out, size_t max, size_t &n) {
+    n = 0;
+    size_t covered = 0;
+    for (size_t i = 0; i < iov.count && covered < len && n < max; ++i) {
+        if (at >= iov.v[i].len) {
+            at -= iov.v[i].len;
+            continue;
+        }
+        const size_t take = std::min(iov.v[i].len - at, len - covered);
+        out[n] = tx::make_iov(iov.v[i].base + at, take);
+        if (i < regions.size()) out[n].memh = regions[i].memh();
+        ++n;
+        covered += take;
+        at = 0;
+    }
+    return covered;
+}
+
+// The non-empty buffers of `iov` within its first `length` bytes, as wire segments.
+std::vector<wire::Segment> segments_of(const IovList &iov, size_t length) {
+    std::vector<wire::Segment> segs;
+    size_t covered = 0;
+    for (size_t i = 0; i < iov.count && covered < length; ++i) {
+        const size_t len = std::min(iov.v[i].len, length - covered);
+        if (len == 0) continue;
+        segs.push_back({reinterpret_cast<uint64_t>(iov.v[i].base), len});
+        covered += len;
+    }
+    return segs;
+}
+
+const char *protocol_name(uint8_t protocol) {
+    switch (protocol) {
+        case wire::kRndvGet: return "GET";
+        case wire::kRndvPut: return "PUT";
+        default: return "AM";
+    }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Protocol, transport and threshold (per peer, at connection)
+
+void DataPath::choose_rndv(Peer &p) {
+    if (p.rndv_chosen) return;
+    p.rndv_chosen = true;
+    const auto &ifaces = worker_->ifaces();
+    // GET first: the receiver, who knows the buffer, moves the data in one step.
+    for (tx::RmaKind kind : {tx::RmaKind::kGet, tx::RmaKind::kPut}) {
+        const tx::LaneChoice c = tx::choose_rma_lane(*worker_, p.address, kind);
+        if (c.iface == SIZE_MAX) continue;
+        p.rndv_protocol = kind == tx::RmaKind::kGet ? wire::kRndvGet : wire::kRndvPut;
+        p.rma_iface = c.iface;
+        p.rma_record = c.record;
+        break;
+    }
+    if (p.rma_iface == SIZE_MAX) p.rndv_protocol = wire::kRndvAm;
+
+    const size_t floor = p.lane.max_bcopy();
+    if (cfg_.rndv_thresh != 0) {
+        p.rndv_thresh = cfg_.rndv_thresh;
+    } else if (p.rndv_protocol == wire::kRndvAm) {
+        p.rndv_thresh = std::max(floor, kAmRndvThresh);
+    } else {
+        // Where moving the data once (zero copy) beats moving it twice (copied into and out
+        // of the AM lane) by more than the rendezvous's fixed cost: a round trip more on the
+        // AM lane and the zero-copy call's own overhead and latency.
+        const uct_iface_attr_t &rma = ifaces[p.rma_iface]->attr;
+        const uct_iface_attr_t &am = p.lane.iface().attr;
+        const double am_bw = std::max(am.bandwidth.dedicated + am.bandwidth.shared, 1e6);
+        const double rma_bw = std::max(rma.bandwidth.dedicated + rma.bandwidth.shared, 1e6);
+        const double fixed = 2 * am.latency.c + rma.overhead + rma.latency.c;
+        const double gain = 2 / am_bw - 1 / rma_bw;  // seconds per byte saved
+        double thresh = gain > 0 ? fixed / gain : double(kMaxAutoRndvThresh);
+        thresh = std::clamp(thresh, double(floor), double(kMaxAutoRndvThresh));
+        p.rndv_thresh = static_cast<size_t>(thresh);
+    }
+    const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
+    UFI_LOG(level, Subsys::EpData,
+            "protocols to peer {}: active messages over {} (short {} B, bcopy {} B); messages "
+            "above {} B by rendezvous {}{}",
+            tx::address::describe(p.address), p.lane.resource().label(), p.lane.max_short(),
+            p.lane.max_bcopy(), p.rndv_thresh, protocol_name(p.rndv_protocol),
+            p.rma_iface != SIZE_MAX ? " over " + ifaces[p.rma_iface]->resource->label()
+                                    : std::string(" (streamed active messages)"));
+}
+
+tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noexcept {
+    const uint64_t op = kind == tx::RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
+    for (const auto &oi : worker_->ifaces()) {
+        if (oi->resource->tl == tl && (oi->attr.cap.flags & op) && oi->md_can_register) {
+            return oi.get();
+        }
+    }
+    return nullptr;
+}
+
+bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexcept {
+    if (p.rma.connected() && p.rma.iface().resource->tl == tl) return true;
+    tx::OpenIface *oi = rma_iface(tl, kind);
+    if (oi == nullptr) return false;
+    if (tl == "cma" && !tx::cross_process_copy_permitted()) return false;
+    for (const auto &rec : p.address.records) {
+        if (rec.tl != tl) continue;
+        worker_->activate(*oi);  // its completions come from its progress
+        const tx::Status s = tx::RmaLane::connect(*oi, rec, p.rma);
+        if (s == UCS_OK) return true;
+        UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect {} for rendezvous: {}",
+                     tx::address::describe(p.address), tl, tx::to_string(s));
+    }
+    return false;
+}
+
+bool DataPath::register_buffers(const tx::OpenIface &iface, const IovList &iov, size_t length,
+                                std::vector<tx::LocalRegion> &out) noexcept {
+    try {
+        out.clear();
+        out.resize(iov.count);
+        size_t covered = 0;
+        for (size_t i = 0; i < iov.count && covered < length; ++i) {
+            const size_t len = std::min(iov.v[i].len, length - covered);
+            if (len == 0) continue;
+            const tx::Status s = tx::LocalRegion::create(iface, iov.v[i].base, len, out[i]);
+            if (s != UCS_OK) {
+                UFI_LOG_INFO(Subsys::EpData, "rendezvous: cannot register {} bytes on {}: {}", len,
+                             iface.resource->label(), tx::to_string(s));
+                out.clear();
+                return false;
+            }
+            covered += len;
+        }
+        return true;
+    } catch (const std::bad_alloc &) {
+        out.clear();
+        return false;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Sender: RTS
+
+tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
+    try {
+        if (r.rndv_slot == 0) {  // a retry after a full lane keeps its slot and registrations
+            if (!free_send_slots_.empty()) {
+                r.rndv_slot = free_send_slots_.back();
+                free_send_slots_.pop_back();
+                rndv_sends_[r.rndv_slot] = &r;
+            } else {
+                if (rndv_sends_.empty()) rndv_sends_.push_back(nullptr);  // slot 0: none
+                r.rndv_slot = static_cast<uint32_t>(rndv_sends_.size());
+                rndv_sends_.push_back(&r);
+            }
+            r.rndv = true;
+            r.rndv_protocol = p.rndv_protocol;
+            r.recv_id = 0;
+            r.length = 0;
+            r.streaming = false;
+            r.done = false;
+            if (p.rndv_protocol == wire::kRndvGet &&
+                !register_buffers(*worker_->ifaces()[p.rma_iface], r.iov, r.iov.total, r.regions)) {
+                r.rndv_protocol = wire::kRndvAm;  // the receiver asks for the data instead
+            }
+        }
+        const bool get = r.rndv_protocol == wire::kRndvGet;
+        std::string tl;
+        if (r.rndv_protocol != wire::kRndvAm) tl = worker_->ifaces()[p.rma_iface]->resource->tl;
+        std::vector<wire::Segment> segs;
+        std::vector<uint8_t> keys, one;
+        uint16_t rkey_len = 0;
+        if (get) {
+            segs = segments_of(r.iov, r.iov.total);
+            for (size_t i = 0; i < r.iov.count; ++i) {
+                if (r.iov.v[i].len == 0) continue;
+                const tx::Status s = r.regions[i].pack(one);
+                if (s != UCS_OK) return s;
+                rkey_len = static_cast<uint16_t>(one.size());
+                keys.insert(keys.end(), one.begin(), one.end());
+            }
+        }
+        const bool has_data = (r.wire_flags & wire::kHasData) != 0;
+        std::vector<uint8_t> m;
+        m.reserve(1 + sizeof(wire::EagerHdr) + 8 + sizeof(wire::RtsHdr) +
+                  segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
+        m.push_back(wire::kAmRts);
+        const wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
+        put(m, &h, sizeof h);
+        if (has_data) put(m, &r.data, sizeof r.data);
+        wire::RtsHdr rts{};
+        rts.total = r.iov.total;
+        rts.send_id = r.rndv_slot;
+        rts.protocol = r.rndv_protocol;
+        rts.segments = static_cast<uint8_t>(segs.size());
+        rts.tl_len = static_cast<uint8_t>(tl.size());
+        rts.rkey_len = rkey_len;
+        put(m, &rts, sizeof rts);
+        put(m, segs.data(), segs.size() * sizeof(wire::Segment));
+        put(m, tl.data(), tl.size());
+        put(m, keys.data(), keys.size());
+        if (m.size() - 1 > p.lane.max_bcopy()) return UCS_ERR_EXCEEDS_LIMIT;  // goes eager
+        ++stats_.rndv_sends;
+        return status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_bytes, &m));
+    } catch (const std::bad_alloc &) {
+        return UCS_ERR_NO_MEMORY;
+    }
+}
+
+void DataPath::release_send_slot(SendReq &r) noexcept {
+    if (r.rndv_slot == 0) return;
+    rndv_sends_[r.rndv_slot] = nullptr;
+    try {
+        free_send_slots_.push_back(r.rndv_slot);
+    } catch (const std::bad_alloc &) {
+        // The slot is not reused; the table only grows.
+    }
+    r.rndv_slot = 0;
+    r.rndv = false;
+    r.streaming = false;
+    r.regions.clear();
+    r.keys.clear();
+    r.remote.clear();
+}
+
+void DataPath::finish_send_rndv(SendReq *r) noexcept {
+    if (r->announcing) {
+        r->done = true;  // the RTS call's caller finishes it
+        return;
+    }
+    finish_send(r, r->status);
+}
+
+SendReq *DataPath::send_by_id(uint64_t id, uint32_t peer) noexcept {
+    if (id == 0 || id >= rndv_sends_.size()) return nullptr;
+    SendReq *r = rndv_sends_[id];
+    return r != nullptr && r->peer == peer ? r : nullptr;
+}
+
+RecvReq *DataPath::recv_by_id(uint64_t id, uint32_t peer) noexcept {
+    if (id == 0 || id >= rndv_recvs_.size()) return nullptr;
+    RecvReq *r = rndv_recvs_[id];
+    return r != nullptr && r->peer == peer ? r : nullptr;
+}
+
+// ---------------------------------------------------------------------------------------
+// Control messages (RTR, ATS, ATP): sent at once, or in order once the lane has room.
+
+void DataPath::send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    if (p.ctrl.empty()) {
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_bytes, &m));
+        if (s == tx::kOk) return;
+        if (s != tx::kNoResource) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    try {
+        p.ctrl.push_back(std::move(m));
+        mark_busy(p);
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous control message to {} is lost",
+                     tx::address::describe(p.address));
+    }
+}
+
+void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
+    try {
+        std::vector<uint8_t> m;
+        m.reserve(1 + sizeof(wire::AckHdr));
+        m.push_back(id);
+        const wire::AckHdr a{p.remote_idx, status, which};
+        put(m, &a, sizeof a);
+        send_ctrl(p, std::move(m));
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous acknowledgement is lost");
+    }
+}
+
+bool DataPath::drain_ctrl(Peer &p) noexcept {
+    while (!p.ctrl.empty()) {
+        std::vector<uint8_t> &m = p.ctrl.front();
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_bytes, &m));
+        if (s == tx::kNoResource) return false;
+        if (s != tx::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return false;
+        }
+        p.ctrl.pop_front();
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Receiver: RTS, and moving the data in
+
+bool DataPath::parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, uint64_t &cq_data,
+                         RtsInfo &info) noexcept {
+    if (length < sizeof h) return false;
+    std::memcpy(&h, data, sizeof h);
+    size_t at = sizeof h;
+    cq_data = 0;
+    if (h.flags & wire::kHasData) {
+        if (length < at + sizeof cq_data) return false;
+        std::memcpy(&cq_data, data + at, sizeof cq_data);
+        at += sizeof cq_data;
+    }
+    wire::RtsHdr rts;
+    if (length < at + sizeof rts) return false;
+    std::memcpy(&rts, data + at, sizeof rts);
+    at += sizeof rts;
+    if (rts.segments > wire::kMaxRndvSegments || rts.send_id == 0) return false;
+    switch (rts.protocol) {
+        case wire::kRndvGet:
+            if (rts.segments == 0 || rts.tl_len == 0) return false;
+            break;
+        case wire::kRndvPut:
+            if (rts.segments != 0 || rts.tl_len == 0) return false;
+            break;
+        case wire::kRndvAm:
+            if (rts.segments != 0 || rts.tl_len != 0) return false;
+            break;
+        default: return false;
+    }
+    const size_t need = size_t{rts.segments} * (sizeof(wire::Segment) + rts.rkey_len) + rts.tl_len;
+    if (length != at + need) return false;
+    try {
+        info.total = rts.total;
+        info.send_id = rts.send_id;
+        info.protocol = rts.protocol;
+        info.rkey_len = rts.rkey_len;
+        info.segments.resize(rts.segments);
+        uint64_t sum = 0;
+        for (size_t i = 0; i < rts.segments; ++i) {
+            std::memcpy(&info.segments[i], data + at, sizeof(wire::Segment));
+            at += sizeof(wire::Segment);
+            if (info.segments[i].len == 0 || info.segments[i].len > rts.total - sum) return false;
+            sum += info.segments[i].len;
+        }
+        if (rts.protocol == wire::kRndvGet && sum != rts.total) return false;
+        info.tl.assign(reinterpret_cast<const char *>(data + at), rts.tl_len);
+        at += rts.tl_len;
+        info.rkeys.assign(data + at, data + length);
+    } catch (const std::bad_alloc &) {
+        return false;
+    }
+    return true;
+}
+
+void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
+    wire::EagerHdr h;
+    uint64_t cq_data = 0;
+    RtsInfo info;
+    if (!parse_rts(data, length, h, cq_data, info)) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    const bool tagged = (h.flags & wire::kTagged) != 0;
+    if (RecvReq *r = match_posted(h.src, tagged, h.tag)) {
+        start_rndv_recv(r, h.src, h.flags, h.tag, cq_data, info);
+        return;
+    }
+    try {
+        UnexpMsg *u = unexp_pool_.get();
+        u->tagged = tagged;
+        u->src = h.src;
+        u->wire_flags = h.flags;
+        u->tag = tagged ? h.tag : 0;
+        u->data = cq_data;
+        u->total = info.total;
+        u->received = info.total;  // nothing arrives later: the data waits at the sender
+        u->bytes.clear();
+        u->rts = true;
+        u->rts_info = std::move(info);
+        (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
+        ++stats_.unexpected;
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous announcement is dropped");
+    }
+}
+
+void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                               uint64_t cq_data, RtsInfo &info) noexcept {
+    Peer &p = *peers_[src];
+    if (p.state != PeerState::kConnected) {  // it failed since it announced the message
+        complete_recv_error(r, src, p.fail_status != 0 ? -p.fail_status : FI_EIO, 0);
+        return;
+    }
+    try {
+        if (!free_recv_slots_.empty()) {
+            r->rndv_slot = free_recv_slots_.back();
+            free_recv_slots_.pop_back();
+            rndv_recvs_[r->rndv_slot] = r;
+        } else {
+            if (rndv_recvs_.empty()) rndv_recvs_.push_back(nullptr);  // slot 0: none
+            r->rndv_slot = static_cast<uint32_t>(rndv_recvs_.size());
+            rndv_recvs_.push_back(r);
+        }
+    } catch (const std::bad_alloc &) {
+        send_ack(p, wire::kAmAts, info.send_id, -FI_ENOMEM);
+        complete_recv_error(r, src, FI_ENOMEM, 0);
+        return;
+    }
+    r->rndv = true;
+    r->peer = src;
+    r->send_id = info.send_id;
+    r->wire_flags = wire_flags;
+    r->msg_tag = tag;
+    r->data = cq_data;
+    r->total = info.total;
+    r->length = std::min<size_t>(info.total, r->iov.total);
+    r->received = 0;
+    r->issued = 0;
+    r->status = 0;
+    r->comp.uct.count = 0;
+    r->comp.uct.status = UCS_OK;
+    r->comp.owner = this;
+    r->comp.req = r;
+    if (r->length == 0) {
+        // Nothing to move (the buffer is empty): done, and the sender may finish.
+        r->rndv_protocol = wire::kRndvGet;
+        send_ack(p, wire::kAmAts, info.send_id, 0);
+        finish_rndv_recv(r);
+        return;
+    }
+    if (info.protocol == wire::kRndvGet && open_rma(p, info.tl, tx::RmaKind::kGet) &&
+        unpack_keys(p, info, r->keys) &&
+        (!p.rma.iface().md_needs_memh ||
+         register_buffers(p.rma.iface(), r->iov, r->length, r->regions))) {
+        r->rndv_protocol = wire::kRndvGet;
+        r->segments = std::move(info.segments);
+        ++stats_.rndv_get;
+        issue_gets(r);
+        return;
+    }
+    r->keys.clear();
+    // PUT, or a GET this side cannot do: the sender is asked to write instead, when its
+    // transport is ours too; else to stream the data.
+    if (info.protocol != wire::kRndvAm && send_rtr_put(p, r, info)) {
+        ++stats_.rndv_put;
+        return;
+    }
+    ++stats_.rndv_am;
+    send_rtr_am(p, r);
+}
+
+bool DataPath::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey> &keys) noexcept {
+    try {
+        keys.clear();
+        if (info.rkeys.size() != info.segments.size() * info.rkey_len) return false;
+        keys.resize(info.segments.size());
+        for (size_t i = 0; i < info.segments.size(); ++i) {
+            if (tx::PeerKey::unpack(p.rma.iface(), info.rkeys.data() + i * info.rkey_len,
+                                    info.rkey_len, keys[i]) != UCS_OK) {
+                keys.clear();
+                return false;
+            }
+        }
+        return true;
+    } catch (const std::bad_alloc &) {
+        keys.clear();
+        return false;
+    }
+}
+
+// Reads the sender's segments into the receive buffer (its first r->length bytes), one get per
+// piece, from r->issued on (a full lane leaves the rest to progress).
+void DataPath::issue_gets(RecvReq *r) noexcept {
+    Peer &p = *peers_[r->peer];
+    r->comp.uct.func = [](uct_completion_t *c) {
+        auto *rc = reinterpret_cast<RndvCompletion *>(c);
+        auto *rr = static_cast<RecvReq *>(rc->req);
+        if (c->status != UCS_OK && rr->status == 0) rr->status = fi_errno_of(c->status);
+        rc->owner->gets_done(rr);
+    };
+    ++r->comp.uct.count;  // held until every get is issued
+    const size_t max_iov = std::max<size_t>(1, std::min(p.rma.max_iov(tx::RmaKind::kGet), kMaxIov));
+    const size_t max_len = p.rma.max_get();
+    size_t local = r->issued;
+    size_t seg_start = 0;
+    for (size_t k = 0; k < r->segments.size() && local < r->length; ++k) {
+        const wire::Segment &seg = r->segments[k];
+        const size_t seg_end = seg_start + seg.len;
+        while (local < seg_end && local < r->length) {
+            tx::Iov iov[kMaxIov];
+            size_t n = 0;
+            const size_t want = std::min({seg_end - local, r->length - local, max_len});
+            const size_t got = slice(r->iov, local, want, r->regions, iov, max_iov, n);
+            const tx::Status s =
+                p.rma.get(iov, n, seg.addr + (local - seg_start), r->keys[k].rkey(), &r->comp.uct);
+            if (s == tx::kNoResource) {
+                r->issued = local;
+                try {
+                    retry_gets_.push_back(r);  // progress issues the rest
+                } catch (const std::bad_alloc &) {
+                    r->status = -FI_ENOMEM;
+                    r->issued = r->length;
+                }
+                if (--r->comp.uct.count == 0) gets_done(r);
+                return;
+            }
+            if (s == tx::kInProgress) {
+                ++r->comp.uct.count;
+            } else if (s != tx::kOk) {
+                UFI_LOG_INFO(Subsys::EpData, "rendezvous from {}: get failed: {}",
+                             tx::address::describe(p.address), tx::to_string(s));
+                r->status = fi_errno_of(s);
+                r->issued = r->length;
+                if (--r->comp.uct.count == 0) gets_done(r);
+                return;
+            }
+            local += got;
+        }
+        seg_start = seg_end;
+    }
+    r->issued = local;
+    if (--r->comp.uct.count == 0) gets_done(r);
+}
+
+void DataPath::gets_done(RecvReq *r) noexcept {
+    if (r->issued < r->length && r->status == 0) return;  // progress issues the rest
+    Peer &p = *peers_[r->peer];
+    send_ack(p, wire::kAmAts, r->send_id, r->status);
+    finish_rndv_recv(r);
+}
+
+bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
+    // Only registration happens here: the sender connects and writes.
+    const tx::OpenIface *oi = rma_iface(info.tl, tx::RmaKind::kPut);
+    if (oi == nullptr || !register_buffers(*oi, r->iov, r->length, r->regions)) return false;
+    try {
+        const std::vector<wire::Segment> segs = segments_of(r->iov, r->length);
+        std::vector<uint8_t> keys, one;
+        uint16_t rkey_len = 0;
+        size_t covered = 0;
+        for (size_t i = 0; i < r->iov.count && covered < r->length; ++i) {
+            if (r->iov.v[i].len == 0) continue;
+            if (r->regions[i].pack(one) != UCS_OK) {
+                r->regions.clear();
+                return false;
+            }
+            covered += r->iov.v[i].len;
+            rkey_len = static_cast<uint16_t>(one.size());
+            keys.insert(keys.end(), one.begin(), one.end());
+        }
+        r->rndv_protocol = wire::kRndvPut;
+        std::vector<uint8_t> m;
+        m.push_back(wire::kAmRtr);
+        wire::RtrHdr h{};
+        h.src = p.remote_idx;
+        h.protocol = wire::kRndvPut;
+        h.segments = static_cast<uint8_t>(segs.size());
+        h.tl_len = static_cast<uint8_t>(info.tl.size());
+        h.send_id = r->send_id;
+        h.recv_id = r->rndv_slot;
+        h.length = r->length;
+        h.rkey_len = rkey_len;
+        put(m, &h, sizeof h);
+        put(m, segs.data(), segs.size() * sizeof(wire::Segment));
+        put(m, info.tl.data(), info.tl.size());
+        put(m, keys.data(), keys.size());
+        if (m.size() - 1 > p.lane.max_bcopy()) {
+            r->regions.clear();
+            return false;
+        }
+        send_ctrl(p, std::move(m));
+        return true;
+    } catch (const std::bad_alloc &) {
+        r->regions.clear();
+        return false;
+    }
+}
+
+void DataPath::send_rtr_am(Peer &p, RecvReq *r) noexcept {
+    r->rndv_protocol = wire::kRndvAm;
+    try {
+        std::vector<uint8_t> m;
+        m.reserve(1 + sizeof(wire::RtrHdr));
+        m.push_back(wire::kAmRtr);
+        wire::RtrHdr h{};
+        h.src = p.remote_idx;
+        h.protocol = wire::kRndvAm;
+        h.send_id = r->send_id;
+        h.recv_id = r->rndv_slot;
+        h.length = r->length;
+        put(m, &h, sizeof h);
+        send_ctrl(p, std::move(m));
+    } catch (const std::bad_alloc &) {
+        r->status = -FI_ENOMEM;
+        send_ack(p, wire::kAmAts, r->send_id, r->status);
+        finish_rndv_recv(r);
+    }
+}
+
+void DataPath::finish_rndv_recv(RecvReq *r) noexcept {
+    const uint32_t src = r->peer;
+    const int status = r->status;
+    rndv_recvs_[r->rndv_slot] = nullptr;
+    try {
+        free_recv_slots_.push_back(r->rndv_slot);
+    } catch (const std::bad_alloc &) {
+        // The slot is not reused; the table only grows.
+    }
+    r->rndv_slot = 0;
+    r->rndv = false;
+    r->regions.clear();
+    r->keys.clear();
+    r->segments.clear();
+    if (status != 0) {
+        complete_recv_error(r, src, -status, r->received);
+        return;
+    }
+    complete_recv(r, src, r->wire_flags, r->msg_tag, r->data, r->total);
+}
+
+// ---------------------------------------------------------------------------------------
+// Sender: RTR (then puts or streamed data), ATS; receiver: ATP, RNDV_DATA
+
+void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
+    wire::RtrHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    const size_t need = size_t{h.segments} * (sizeof(wire::Segment) + h.rkey_len) + h.tl_len;
+    const bool put_rtr = h.protocol == wire::kRndvPut;
+    if (length != sizeof h + need || h.segments > wire::kMaxRndvSegments || h.recv_id == 0 ||
+        (!put_rtr && (h.protocol != wire::kRndvAm || h.segments != 0 || h.tl_len != 0)) ||
+        (put_rtr && (h.segments == 0 || h.tl_len == 0))) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    Peer &p = *peers_[h.src];
+    SendReq *r = send_by_id(h.send_id, h.src);
+    if (r == nullptr || r->recv_id != 0 || h.length == 0 || h.length > r->iov.total) {
+        ++stats_.dropped_malformed;  // unknown, answered twice, or a length it cannot take
+        return;
+    }
+    r->recv_id = h.recv_id;
+    r->length = h.length;
+    r->rndv_protocol = h.protocol;
+    if (put_rtr) {
+        bool ok = false;
+        try {
+            const uint8_t *at = data + sizeof h;
+            r->remote.resize(h.segments);
+            std::memcpy(r->remote.data(), at, h.segments * sizeof(wire::Segment));
+            at += h.segments * sizeof(wire::Segment);
+            const std::string tl(reinterpret_cast<const char *>(at), h.tl_len);
+            at += h.tl_len;
+            RtsInfo keys;
+            keys.segments = r->remote;
+            keys.rkey_len = h.rkey_len;
+            keys.rkeys.assign(at, data + length);
+            uint64_t sum = 0;
+            bool sane = true;
+            for (const auto &s : r->remote) {
+                sane = sane && s.len != 0 && s.len <= h.length - sum;
+                if (sane) sum += s.len;
+            }
+            r->regions.clear();
+            ok = sane && sum == h.length && open_rma(p, tl, tx::RmaKind::kPut) &&
+                 unpack_keys(p, keys, r->keys) &&
+                 (!p.rma.iface().md_needs_memh ||
+                  register_buffers(p.rma.iface(), r->iov, r->length, r->regions));
+        } catch (const std::bad_alloc &) {
+            ok = false;
+        }
+        if (!ok) {
+            UFI_LOG_INFO(Subsys::EpData, "rendezvous to {}: cannot write the receiver's buffers",
+                         tx::address::describe(p.address));
+            r->status = -FI_EIO;
+            send_ack(p, wire::kAmAtp, r->recv_id, r->status);
+            finish_send_rndv(r);
+            return;
+        }
+        r->offset = 0;
+        r->comp.uct.count = 0;
+        r->comp.uct.status = UCS_OK;
+        r->comp.owner = this;
+        r->comp.req = r;
+        issue_puts(r);
+        return;
+    }
+    // AM: stream the data into the receiver's buffer, from this peer's send queue.
+    r->streaming = true;
+    r->offset = 0;
+    if (r->announcing) return;  // still at the queue's front: the RTS call goes on with it
+    p.queue.push_back(r);
+    mark_busy(p);
+}
+
+void DataPath::issue_puts(SendReq *r) noexcept {
+    Peer &p = *peers_[r->peer];
+    r->comp.uct.func = [](uct_completion_t *c) {
+        auto *rc = reinterpret_cast<RndvCompletion *>(c);
+        auto *sr = static_cast<SendReq *>(rc->req);
+        if (c->status != UCS_OK && sr->status == 0) sr->status = fi_errno_of(c->status);
+        rc->owner->puts_done(sr);
+    };
+    ++r->comp.uct.count;  // held until every put is issued
+    const size_t max_iov = std::max<size_t>(1, std::min(p.rma.max_iov(tx::RmaKind::kPut), kMaxIov));
+    const size_t max_len = p.rma.max_put();
+    size_t local = r->offset;
+    size_t seg_start = 0;
+    for (size_t k = 0; k < r->remote.size() && local < r->length; ++k) {
+        const wire::Segment &seg = r->remote[k];
+        const size_t seg_end = seg_start + seg.len;
+        while (local < seg_end) {
+            tx::Iov iov[kMaxIov];
+            size_t n = 0;
+            const size_t want = std::min(seg_end - local, max_len);
+            const size_t got = slice(r->iov, local, want, r->regions, iov, max_iov, n);
+            const tx::Status s =
+                p.rma.put(iov, n, seg.addr + (local - seg_start), r->keys[k].rkey(), &r->comp.uct);
+            if (s == tx::kNoResource) {
+                r->offset = local;
+                try {
+                    retry_puts_.push_back(r);  // progress issues the rest
+                } catch (const std::bad_alloc &) {
+                    r->status = -FI_ENOMEM;
+                    r->offset = r->length;
+                }
+                if (--r->comp.uct.count == 0) puts_done(r);
+                return;
+            }
+            if (s == tx::kInProgress) {
+                ++r->comp.uct.count;
+            } else if (s != tx::kOk) {
+                UFI_LOG_INFO(Subsys::EpData, "rendezvous to {}: put failed: {}",
+                             tx::address::describe(p.address), tx::to_string(s));
+                r->status = fi_errno_of(s);
+                r->offset = r->length;
+                if (--r->comp.uct.count == 0) puts_done(r);
+                return;
+            }
+            local += got;
+        }
+        seg_start = seg_end;
+    }
+    r->offset = local;
+    if (--r->comp.uct.count == 0) puts_done(r);
+}
+
+void DataPath::puts_done(SendReq *r) noexcept {
+    if (r->offset < r->length && r->status == 0) return;  // progress issues the rest
+    Peer &p = *peers_[r->peer];
+    // The puts completed (tcp: the receiver acknowledged them), so the data is in place when
+    // ATP arrives, whatever lane it takes.
+    send_ack(p, wire::kAmAtp, r->recv_id, r->status);
+    finish_send_rndv(r);
+}
+
+void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept {
+    wire::AckHdr a;
+    if (length != sizeof a) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&a, data, sizeof a);
+    if (a.src >= peers_.size() || peers_[a.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    // A status from the wire is a negative fi errno, or it is taken as an I/O error.
+    const int status = a.status > 0 || a.status < -FI_ERRNO_MAX ? -FI_EIO : a.status;
+    if (id == wire::kAmAts) {
+        // The receiver read the data (or gave up before asking for it): valid before RTR only.
+        SendReq *r = send_by_id(a.id, a.src);
+        if (r == nullptr || r->recv_id != 0) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        r->status = status;
+        finish_send_rndv(r);
+        return;
+    }
+    RecvReq *r = recv_by_id(a.id, a.src);
+    if (r == nullptr || r->rndv_protocol != wire::kRndvPut) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (status != 0) r->status = status;
+    else r->received = r->length;
+    finish_rndv_recv(r);
+}
+
+void DataPath::handle_rndv_data(const uint8_t *data, size_t length) noexcept {
+    wire::DataHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    RecvReq *r = recv_by_id(h.recv_id, h.src);
+    const size_t len = length - sizeof h;
+    if (r == nullptr || r->rndv_protocol != wire::kRndvAm || h.offset != r->received || len == 0 ||
+        len > r->length - r->received) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    r->iov.copy_in(h.offset, data + sizeof h, len);
+    r->received += len;
+    if (r->received == r->length) finish_rndv_recv(r);
+}
+
+tx::Status DataPath::push_rndv_data(Peer &p, SendReq &r) noexcept {
+    struct Args {
+        wire::DataHdr h;
+        const IovList *iov;
+        size_t len;
+    };
+    const size_t chunk = p.lane.max_bcopy() - sizeof(wire::DataHdr);
+    while (r.offset < r.length) {
+        Args a{{p.remote_idx, 0, r.recv_id, r.offset}, &r.iov, std::min(r.length - r.offset, chunk)};
+        const ssize_t rc = p.lane.send_bcopy(
+            wire::kAmRndvData,
+            [](void *dest, void *arg) -> size_t {
+                const auto *x = static_cast<const Args *>(arg);
+                std::memcpy(dest, &x->h, sizeof x->h);
+                x->iov->copy_out(x->h.offset, static_cast<uint8_t *>(dest) + sizeof x->h, x->len);
+                return sizeof x->h + x->len;
+            },
+            &a);
+        if (rc < 0) return static_cast<tx::Status>(rc);
+        r.offset += a.len;
+    }
+    return tx::kOk;
+}
+
+// ---------------------------------------------------------------------------------------
+// Retries (a lane that had no room for a get or put) and a failed peer's transfers
+
+unsigned DataPath::retry_rndv() noexcept {
+    unsigned n = 0;
+    if (!retry_gets_.empty()) {
+        std::vector<RecvReq *> gets;
+        gets.swap(retry_gets_);
+        for (RecvReq *r : gets) {
+            issue_gets(r);
+            ++n;
+        }
+    }
+    if (!retry_puts_.empty()) {
+        std::vector<SendReq *> puts;
+        puts.swap(retry_puts_);
+        for (SendReq *r : puts) {
+            issue_puts(r);
+            ++n;
+        }
+    }
+    return n;
+}
+
+void DataPath::fail_rndv(Peer &p) noexcept {
+    // Transfers with zero-copy operations still in flight finish from their completion (with
+    // this error); the others now.
+    for (size_t i = 1; i < rndv_sends_.size(); ++i) {
+        SendReq *r = rndv_sends_[i];
+        if (r == nullptr || r->peer != p.local_idx) continue;
+        if (r->status == 0) r->status = p.fail_status;
+        std::erase(retry_puts_, r);
+        r->offset = r->length;
+        if (r->comp.uct.count == 0 || r->recv_id == 0 || r->streaming) finish_send_rndv(r);
+    }
+    for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
+        RecvReq *r = rndv_recvs_[i];
+        if (r == nullptr || r->peer != p.local_idx) continue;
+        if (r->status == 0) r->status = p.fail_status;
+        std::erase(retry_gets_, r);
+        r->issued = r->length;
+        if (r->comp.uct.count == 0) finish_rndv_recv(r);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Trampolines: UCT calls them with the DataPath as arg.
+
+ucs_status_t DataPath::am_rts(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rts(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rtr(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rtr(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_ats(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_ack(wire::kAmAts, static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_atp(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_ack(wire::kAmAtp, static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rndv_data(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rndv_data(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+
+}  // namespace ufi::runtime::proto

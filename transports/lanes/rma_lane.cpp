@@ -1,0 +1,187 @@
+#include "transports/lanes/rma_lane.h"
+
+#include "runtime/log/log.h"
+#include "transports/fork_safety.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+namespace ufi::transports {
+
+namespace {
+
+const uct_device_addr_t *dev_addr(const address::TransportRecord &r) {
+    static const uint8_t kEmpty[8] = {};
+    return reinterpret_cast<const uct_device_addr_t *>(r.device_addr.empty() ? kEmpty
+                                                                             : r.device_addr.data());
+}
+const uct_iface_addr_t *iface_addr(const address::TransportRecord &r) {
+    static const uint8_t kEmpty[8] = {};
+    return reinterpret_cast<const uct_iface_addr_t *>(r.iface_addr.empty() ? kEmpty
+                                                                           : r.iface_addr.data());
+}
+
+}  // namespace
+
+// ---- LocalRegion -------------------------------------------------------------------------
+
+LocalRegion::LocalRegion(LocalRegion &&o) noexcept
+    : md_(std::exchange(o.md_, nullptr)),
+      memh_(std::exchange(o.memh_, static_cast<uct_mem_h>(nullptr))),
+      rkey_size_(o.rkey_size_),
+      generation_(o.generation_) {}
+
+LocalRegion &LocalRegion::operator=(LocalRegion &&o) noexcept {
+    if (this != &o) {
+        reset();
+        md_ = std::exchange(o.md_, nullptr);
+        memh_ = std::exchange(o.memh_, static_cast<uct_mem_h>(nullptr));
+        rkey_size_ = o.rkey_size_;
+        generation_ = o.generation_;
+    }
+    return *this;
+}
+
+Status LocalRegion::create(const OpenIface &iface, void *addr, size_t len, LocalRegion &out) {
+    out.reset();
+    uct_md_h md = iface.md;
+    uct_mem_h memh = UCT_MEM_HANDLE_NULL;
+    const Status s = uct_md_mem_reg(md, addr, len == 0 ? 1 : len, UCT_MD_MEM_ACCESS_ALL, &memh);
+    if (s != UCS_OK) return s;
+    out.md_ = md;
+    out.memh_ = memh;
+    out.rkey_size_ = iface.rkey_packed_size;
+    out.generation_ = fork::generation();
+    return UCS_OK;
+}
+
+Status LocalRegion::pack(std::vector<uint8_t> &out) const {
+    out.assign(rkey_size_, 0);
+    if (rkey_size_ == 0) {
+        // A 0-byte key is still packed (UCT's unpack expects the call to have happened).
+        uint8_t dummy[8];
+        return uct_md_mkey_pack(md_, memh_, dummy);
+    }
+    return uct_md_mkey_pack(md_, memh_, out.data());
+}
+
+void LocalRegion::reset() noexcept {
+    if (md_ != nullptr && !fork::inherited(generation_)) uct_md_mem_dereg(md_, memh_);
+    md_ = nullptr;
+    memh_ = UCT_MEM_HANDLE_NULL;
+}
+
+// ---- PeerKey -------------------------------------------------------------------------------
+
+PeerKey::PeerKey(PeerKey &&o) noexcept
+    : component_(o.component_),
+      bundle_(o.bundle_),
+      valid_(std::exchange(o.valid_, false)),
+      generation_(o.generation_) {}
+
+PeerKey &PeerKey::operator=(PeerKey &&o) noexcept {
+    if (this != &o) {
+        reset();
+        component_ = o.component_;
+        bundle_ = o.bundle_;
+        valid_ = std::exchange(o.valid_, false);
+        generation_ = o.generation_;
+    }
+    return *this;
+}
+
+Status PeerKey::unpack(const OpenIface &iface, const uint8_t *packed, size_t len, PeerKey &out) {
+    out.reset();
+    if (len != iface.rkey_packed_size) return UCS_ERR_INVALID_PARAM;
+    static const uint8_t kEmpty[8] = {};
+    const Status s = uct_rkey_unpack(iface.component, len == 0 ? kEmpty : packed, &out.bundle_);
+    if (s != UCS_OK) return s;
+    out.component_ = iface.component;
+    out.valid_ = true;
+    out.generation_ = fork::generation();
+    return UCS_OK;
+}
+
+void PeerKey::reset() noexcept {
+    if (valid_ && !fork::inherited(generation_)) uct_rkey_release(component_, &bundle_);
+    valid_ = false;
+}
+
+// ---- RmaLane -------------------------------------------------------------------------------
+
+Status RmaLane::connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out) {
+    RmaLane lane;
+    const Status s =
+        Ep::connect_to_iface(iface.iface.get(), dev_addr(peer), iface_addr(peer), lane.ep_);
+    if (s != UCS_OK) return s;
+    lane.iface_ = &iface;
+    out = std::move(lane);
+    return UCS_OK;
+}
+
+LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
+                           RmaKind kind) {
+    LaneChoice best;
+    double best_bw = -1;
+    const uint64_t op = kind == RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
+    const auto &ifaces = worker.ifaces();
+    for (size_t i = 0; i < ifaces.size(); ++i) {
+        const OpenIface &oi = *ifaces[i];
+        const uct_iface_attr_t &a = oi.attr;
+        if (!(a.cap.flags & op) || !(a.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) continue;
+        if (!oi.md_can_register) continue;
+        if (oi.resource->tl == "cma" && !cross_process_copy_permitted()) continue;
+        for (size_t r = 0; r < peer.records.size(); ++r) {
+            const address::TransportRecord &rec = peer.records[r];
+            if (rec.tl != oi.resource->tl || rec.device_addr.size() != a.device_addr_len ||
+                rec.iface_addr.size() != a.iface_addr_len) {
+                continue;
+            }
+            if (!uct_iface_is_reachable(oi.iface.get(), dev_addr(rec), iface_addr(rec))) continue;
+            const double bw = a.bandwidth.dedicated + a.bandwidth.shared;
+            if (bw > best_bw) {
+                best.iface = i;
+                best.record = r;
+                best_bw = bw;
+            }
+        }
+    }
+    if (best.iface == SIZE_MAX) best.why = "no zero-copy transport reaches the peer";
+    return best;
+}
+
+bool cross_process_copy_permitted() noexcept {
+    static const bool permitted = [] {
+        // A seccomp filter (containers) refuses the system call itself, even on this process.
+        int probe = 42, copy = 0;
+        iovec local{&copy, sizeof copy};
+        iovec remote{&probe, sizeof probe};
+        if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != sizeof probe || copy != 42) {
+            UFI_LOG_INFO(log::Subsys::EpData,
+                         "cross-process copy (cma) is not permitted here ({}): large messages "
+                         "between processes of this host are copied through shared memory",
+                         std::strerror(errno));
+            return false;
+        }
+        // Yama: 2 and 3 forbid attaching to other processes without CAP_SYS_PTRACE (UCX's
+        // cma hides itself then; checked here too).
+        std::ifstream yama("/proc/sys/kernel/yama/ptrace_scope");
+        int scope = 0;
+        if (yama >> scope && scope >= 2) {
+            UFI_LOG_INFO(log::Subsys::EpData,
+                         "kernel.yama.ptrace_scope is {}: cross-process copy (cma) is not used",
+                         scope);
+            return false;
+        }
+        return true;
+    }();
+    return permitted;
+}
+
+}  // namespace ufi::transports

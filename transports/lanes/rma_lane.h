@@ -1,0 +1,120 @@
+// Zero-copy paths to one peer for large messages (rendezvous): a connect-to-iface UCT
+// endpoint on a transport that gets (cma here, RDMA elsewhere) or puts (tcp) straight between
+// user buffers, with what the protocol needs around it: registering a local buffer on the
+// transport's memory domain, packing its remote key, unpacking a peer's. The calls are inline
+// wrappers of UCT's, so runtime/proto stays free of UCX's API.
+#pragma once
+
+#include "transports/address.h"
+#include "transports/iface/endpoint_worker.h"
+#include "transports/lanes/am_lane.h"
+#include "transports/ucx_handles.h"
+
+#include <uct/api/uct.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ufi::transports {
+
+using Completion = uct_completion_t;
+using RemoteKey = uct_rkey_t;
+
+// What a zero-copy lane does.
+enum class RmaKind : uint8_t {
+    kGet = 1,  // the receiver reads the sender's buffer (get_zcopy)
+    kPut = 2,  // the sender writes the receiver's buffer (put_zcopy)
+};
+
+// A buffer registered on one memory domain for one operation; RAII.
+class LocalRegion {
+  public:
+    LocalRegion() = default;
+    ~LocalRegion() { reset(); }
+    LocalRegion(LocalRegion &&o) noexcept;
+    LocalRegion &operator=(LocalRegion &&o) noexcept;
+    LocalRegion(const LocalRegion &) = delete;
+    LocalRegion &operator=(const LocalRegion &) = delete;
+
+    // Registers [addr, addr + len) on `iface`'s memory domain for remote access.
+    static Status create(const OpenIface &iface, void *addr, size_t len, LocalRegion &out);
+    // The packed remote key a peer unpacks (the MD's rkey_packed_size bytes; may be none).
+    Status pack(std::vector<uint8_t> &out) const;
+    uct_mem_h memh() const noexcept { return memh_; }
+    void reset() noexcept;
+
+  private:
+    uct_md_h md_ = nullptr;
+    uct_mem_h memh_ = UCT_MEM_HANDLE_NULL;
+    size_t rkey_size_ = 0;
+    unsigned generation_ = 0;
+};
+
+// A peer's key unpacked for `iface`'s component; RAII (uct_rkey_release).
+class PeerKey {
+  public:
+    PeerKey() = default;
+    ~PeerKey() { reset(); }
+    PeerKey(PeerKey &&o) noexcept;
+    PeerKey &operator=(PeerKey &&o) noexcept;
+    PeerKey(const PeerKey &) = delete;
+    PeerKey &operator=(const PeerKey &) = delete;
+
+    // `packed` must be exactly the MD's rkey_packed_size bytes (checked: UCT reads that many).
+    static Status unpack(const OpenIface &iface, const uint8_t *packed, size_t len, PeerKey &out);
+    RemoteKey rkey() const noexcept { return bundle_.rkey; }
+    void reset() noexcept;
+
+  private:
+    uct_component_h component_ = nullptr;
+    uct_rkey_bundle_t bundle_{};
+    bool valid_ = false;
+    unsigned generation_ = 0;
+};
+
+class RmaLane {
+  public:
+    RmaLane() = default;
+    RmaLane(RmaLane &&) noexcept = default;
+    RmaLane &operator=(RmaLane &&) noexcept = default;
+
+    static Status connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out);
+
+    bool connected() const noexcept { return static_cast<bool>(ep_); }
+    const OpenIface &iface() const noexcept { return *iface_; }
+    // The most bytes one call moves, and buffers it takes.
+    size_t max_get() const noexcept { return iface_->attr.cap.get.max_zcopy; }
+    size_t max_put() const noexcept { return iface_->attr.cap.put.max_zcopy; }
+    size_t max_iov(RmaKind k) const noexcept {
+        return k == RmaKind::kGet ? iface_->attr.cap.get.max_iov : iface_->attr.cap.put.max_iov;
+    }
+
+    // kOk (done: `comp` is not called), kInProgress (`comp` is called from progress),
+    // kNoResource, or an error.
+    Status get(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
+        return uct_ep_get_zcopy(ep_.get(), iov, n, raddr, rkey, comp);
+    }
+    Status put(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
+        return uct_ep_put_zcopy(ep_.get(), iov, n, raddr, rkey, comp);
+    }
+    void reset() noexcept { ep_.reset(); }
+
+  private:
+    Ep ep_;
+    const OpenIface *iface_ = nullptr;
+};
+
+// The transport of this worker that moves large messages to `peer` with `kind`: among the
+// ifaces with GET_ZCOPY (or PUT_ZCOPY), connect-to-iface, a memory domain that registers user
+// memory, reaching one of the peer's records, the one with the highest estimated bandwidth.
+// iface SIZE_MAX when none.
+LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
+                           RmaKind kind);
+
+// Whether cross-process copies (cma: process_vm_readv) work in this process: ptrace rights are
+// often denied in containers. Probed once (against this process itself).
+bool cross_process_copy_permitted() noexcept;
+
+}  // namespace ufi::transports
