@@ -32,6 +32,8 @@ constexpr uint64_t kSendFlags = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |
                                 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |
                                 FI_REMOTE_CQ_DATA | FI_MORE | FI_FENCE | FI_MATCH_COMPLETE;
 constexpr uint64_t kRecvFlags = FI_COMPLETION | FI_MORE;
+constexpr uint64_t kMsgRecvFlags = kRecvFlags | FI_MULTI_RECV;
+constexpr uint64_t kTaggedRecvFlags = kRecvFlags | FI_PEEK | FI_CLAIM | FI_DISCARD;
 
 Endpoint *ep_of(fid_ep *ep) {
     return static_cast<Endpoint *>(ep);
@@ -149,11 +151,7 @@ ssize_t msg_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
 
 ssize_t msg_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
-    if (flags & FI_MULTI_RECV) {
-        UFI_LOG_INFO(Subsys::EpData, "fi_recvmsg: FI_MULTI_RECV is not implemented yet");
-        return -FI_ENOSYS;
-    }
-    if (flags & ~kRecvFlags) return -FI_EBADFLAGS;
+    if (flags & ~kMsgRecvFlags) return -FI_EBADFLAGS;
     IovList list;
     if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
     return do_recv(ep, list, msg->addr, msg->context, flags, 0, 0, false);
@@ -218,15 +216,32 @@ ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
 
 ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
-    if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD | FI_MULTI_RECV)) {
+    if (flags & FI_MULTI_RECV) {
         UFI_LOG_INFO(Subsys::EpData,
-                     "fi_trecvmsg: FI_PEEK, FI_CLAIM, FI_DISCARD and FI_MULTI_RECV are not "
-                     "implemented yet");
-        return -FI_ENOSYS;
+                     "fi_trecvmsg: FI_MULTI_RECV on tagged receives (FI_TAGGED_MULTI_RECV) is not "
+                     "offered");
+        return -FI_EBADFLAGS;
     }
-    if (flags & ~kRecvFlags) return -FI_EBADFLAGS;
+    if (flags & ~kTaggedRecvFlags) return -FI_EBADFLAGS;
+    if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM))) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_trecvmsg: FI_DISCARD needs FI_PEEK or FI_CLAIM");
+        return -FI_EINVAL;
+    }
+    if (flags & FI_PEEK) {
+        return with_data_path(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+            return dp.peek(msg->addr, msg->context, flags, msg->tag, msg->ignore);
+        });
+    }
     IovList list;
-    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    if (!(flags & FI_DISCARD) &&
+        iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) {
+        return -FI_EINVAL;
+    }
+    if (flags & FI_CLAIM) {
+        return with_data_path(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+            return dp.claim(list, msg->context, flags);
+        });
+    }
     return do_recv(ep, list, msg->addr, msg->context, flags, msg->tag, msg->ignore, true);
 }
 

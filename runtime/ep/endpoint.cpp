@@ -520,6 +520,7 @@ int Endpoint::enable() noexcept {
         dcfg.endpoint_id = endpoint_id_;
         dcfg.address = address::pack(addr);
         dcfg.auth_key = auth_key_;
+        dcfg.min_multi_recv = &options_.min_multi_recv;
         proto::read_protocol_settings(dcfg);
         std::unique_ptr<proto::DataPath> data_path;
         if (const int rc = proto::DataPath::create(dcfg, data_path); rc != 0) {

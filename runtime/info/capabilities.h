@@ -19,8 +19,9 @@ inline constexpr uint64_t kPrimaryCaps =
     FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA;
 
 // Secondary capabilities of every domain: completions report the sender (FI_SOURCE; returned
-// only when asked for, as fi_getinfo(3) says).
-inline constexpr uint64_t kSecondaryCaps = FI_SOURCE;
+// only when asked for, as fi_getinfo(3) says); multi-receive buffers for untagged messages
+// (FI_MULTI_RECV; FI_TAGGED_MULTI_RECV is not offered).
+inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV;
 
 // Message ordering guaranteed between two endpoints: sends are delivered in the order they
 // were posted (one queue per peer, lanes that keep order).

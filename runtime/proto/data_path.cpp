@@ -116,12 +116,13 @@ void DataPath::mark_busy(Peer &p) {
 bool DataPath::write_now(const Completion &c) noexcept {
     int rc;
     if (c.err == 0) {
-        rc = c.cq->write(c.context, c.flags, c.len, nullptr, c.data, c.tag, c.src);
+        rc = c.cq->write(c.context, c.flags, c.len, c.buf, c.data, c.tag, c.src);
     } else {
         fi_cq_err_entry e{};
         e.op_context = c.context;
         e.flags = c.flags;
         e.len = c.len;
+        e.buf = c.buf;
         e.data = c.data;
         e.tag = c.tag;
         e.olen = c.olen;
@@ -177,10 +178,17 @@ ssize_t DataPath::cancel(void *context) noexcept {
             c.tag = r->tag;
             c.src = FI_ADDR_NOTAVAIL;
             c.err = FI_ECANCELED;
-            if (c.cq != nullptr) write_completion(c);
             if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
-            --rx_posted_;
-            recv_pool_.put(r);
+            if (r->multi && r->children != 0) {
+                // Messages still arriving into it: the last one's completion releases it.
+                r->released = true;
+            } else {
+                if (r->multi) c.flags |= FI_MULTI_RECV;  // released, nothing in it pending
+                r->multi = false;
+                --rx_posted_;
+                recv_pool_.put(r);
+            }
+            if (c.cq != nullptr) write_completion(c);
             return 0;
         }
     }

@@ -57,6 +57,8 @@ struct DataPathConfig {
     size_t inject_msg_size = 0;     // FI_OPT_INJECT_MSG_SIZE (tx_attr->inject_size)
     size_t inject_tagged_size = 0;  // FI_OPT_INJECT_TAGGED_SIZE
     size_t max_msg_size = 0;        // ep_attr->max_msg_size
+    // FI_OPT_MIN_MULTI_RECV, read at each message (fi_setopt may change it after fi_enable).
+    const size_t *min_multi_recv = nullptr;
     // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
     uint64_t uuid = 0;
     uint32_t endpoint_id = 0;
@@ -110,6 +112,15 @@ class DataPath {
                         uint64_t tag, uint64_t ignore, bool tagged) noexcept;
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
+    // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
+    // matching (src, tag, ignore) is reported in the CQ (its length, tag, data, source), or
+    // an FI_ENOMSG error entry; FI_CLAIM reserves it for a receive with FI_CLAIM and the same
+    // context, FI_DISCARD drops it. probe.cpp.
+    ssize_t peek(fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
+                 uint64_t ignore) noexcept;
+    // fi_trecvmsg with FI_CLAIM (no FI_PEEK): receives into `iov` (or, with FI_DISCARD,
+    // drops) the message claimed with `context`. -FI_EINVAL when it names none.
+    ssize_t claim(const IovList &iov, void *context, uint64_t flags) noexcept;
 
     // After the worker's progress: queued sends, wireup messages owed, completions a full CQ
     // refused. Returns the work done.
@@ -164,8 +175,21 @@ class DataPath {
     void handle_eager(const uint8_t *data, size_t length) noexcept;
     void handle_first(const uint8_t *data, size_t length) noexcept;
     void handle_middle(const uint8_t *data, size_t length) noexcept;
-    // Where a message (src, tagged, tag) goes: the first posted receive it matches.
-    RecvReq *match_posted(uint32_t src, bool tagged, uint64_t tag) noexcept;
+    // Where a message (src, tagged, tag) of `len` bytes goes: the first posted receive it
+    // matches (for a multi-receive buffer, a record for its part of the buffer).
+    RecvReq *match_posted(uint32_t src, bool tagged, uint64_t tag, size_t len) noexcept;
+    // A record for the next `len` bytes of multi-receive buffer m (fewer: truncated); m
+    // leaves the posted queue once less than FI_OPT_MIN_MULTI_RECV remains. nullptr when
+    // memory runs out.
+    RecvReq *place_in(RecvReq *m, size_t len) noexcept;
+    // Gives r an unexpected message (removed from its queue): its bytes, its fragments to
+    // come, or its rendezvous.
+    void deliver_unexpected(RecvReq *r, UnexpMsg *u) noexcept;
+    // Drops an unexpected message (FI_DISCARD), removed from its queue.
+    void drop_unexpected(UnexpMsg *u) noexcept;
+    // Returns a completed receive record to its pool; FI_MULTI_RECV when it was the last
+    // message of a released multi-receive buffer (which is retired too).
+    uint64_t retire_recv(RecvReq *r) noexcept;
     UnexpMsg *match_unexpected(const RecvReq &r) noexcept;
     void complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
                        uint64_t data, size_t msg_len) noexcept;
@@ -234,6 +258,7 @@ class DataPath {
         fi_addr_t src;
         int err;      // 0, or a positive fi errno (an error completion)
         size_t olen;  // FI_ETRUNC: bytes that did not fit
+        void *buf;    // FI_MULTI_RECV: where the message starts in the buffer
     };
     void write_completion(const Completion &c) noexcept;
     bool write_now(const Completion &c) noexcept;  // false: the CQ is full
@@ -277,6 +302,7 @@ class DataPath {
     List<UnexpMsg> unexp_msg_;
     List<UnexpMsg> unexp_tagged_;
     std::deque<Completion> overflow_;  // completions a full CQ refused, in order
+    std::unordered_map<void *, UnexpMsg *> claimed_;  // FI_PEEK | FI_CLAIM, by context
 
     // Rendezvous in flight, by the id their peer names them with (slot 0: none).
     std::vector<SendReq *> rndv_sends_;

@@ -318,31 +318,53 @@ RecvReq *DataPath::new_recv(fi_addr_t src, void *context, uint64_t flags, uint64
     r->ignore = ignore;
     r->context = context;
     r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
+    r->multi = (flags & FI_MULTI_RECV) != 0 && !tagged;  // (op_flags may carry it to fi_trecv)
+    r->multi_offset = 0;
+    r->children = 0;
+    r->released = false;
+    r->parent = nullptr;
     return r;
+}
+
+void DataPath::deliver_unexpected(RecvReq *r, UnexpMsg *u) noexcept {
+    if (u->rts) {  // announced: its data is fetched now, into r
+        RtsInfo info = std::move(u->rts_info);
+        const uint32_t src = u->src, wire_flags = u->wire_flags;
+        const uint64_t tag = u->tag, data = u->data;
+        u->rts = false;
+        retire_unexpected(u);
+        start_rndv_recv(r, src, wire_flags, tag, data, info);
+        return;
+    }
+    if (u->received == u->total) {
+        r->iov.copy_in(0, u->bytes.data(), u->total);
+        complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+        retire_unexpected(u);
+    } else {
+        u->claimed = r;  // its last fragment completes r
+    }
 }
 
 ssize_t DataPath::post_recv(RecvReq *r) noexcept {
     ++rx_posted_;
     List<UnexpMsg> &unexp = r->tagged ? unexp_tagged_ : unexp_msg_;
+    if (r->multi) {
+        // A multi-receive buffer takes every waiting message that fits, in order.
+        (r->tagged ? posted_tagged_ : posted_msg_).push_back(r);
+        while (!r->released && !unexp.empty()) {
+            UnexpMsg *u = match_unexpected(*r);
+            if (u == nullptr) break;
+            RecvReq *part = place_in(r, u->total);
+            if (part == nullptr) break;  // out of memory: the message waits
+            unexp.remove(u);
+            deliver_unexpected(part, u);
+        }
+        return 0;
+    }
     if (!unexp.empty()) {
         if (UnexpMsg *u = match_unexpected(*r)) {
             unexp.remove(u);
-            if (u->rts) {  // announced: its data is fetched now, into r
-                RtsInfo info = std::move(u->rts_info);
-                const uint32_t src = u->src, wire_flags = u->wire_flags;
-                const uint64_t tag = u->tag, data = u->data;
-                u->rts = false;
-                retire_unexpected(u);
-                start_rndv_recv(r, src, wire_flags, tag, data, info);
-                return 0;
-            }
-            if (u->received == u->total) {
-                r->iov.copy_in(0, u->bytes.data(), u->total);
-                complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
-                retire_unexpected(u);
-            } else {
-                u->claimed = r;  // its last fragment completes r
-            }
+            deliver_unexpected(r, u);
             return 0;
         }
     }
@@ -350,8 +372,40 @@ ssize_t DataPath::post_recv(RecvReq *r) noexcept {
     return 0;
 }
 
+RecvReq *DataPath::place_in(RecvReq *m, size_t len) noexcept {
+    RecvReq *r;
+    try {
+        r = recv_pool_.get();
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+    r->tagged = m->tagged;
+    r->src = m->src;
+    r->tag = m->tag;
+    r->ignore = m->ignore;
+    r->context = m->context;
+    r->completion = m->completion;
+    r->multi = false;
+    r->parent = m;
+    const size_t room = m->iov.total - m->multi_offset;
+    const size_t take = std::min(len, room);
+    r->iov.set(m->iov.count != 0 ? m->iov.v[0].base + m->multi_offset : nullptr, take);
+    m->multi_offset += take;
+    ++m->children;
+    const size_t min_left = cfg_.min_multi_recv != nullptr ? *cfg_.min_multi_recv : 0;
+    if (m->iov.total - m->multi_offset < std::max<size_t>(min_left, 1)) {
+        m->released = true;  // its last message's completion carries FI_MULTI_RECV
+        (m->tagged ? posted_tagged_ : posted_msg_).remove(m);
+    }
+    return r;
+}
+
 ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
                        uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+    if ((flags & FI_MULTI_RECV) && !tagged && iov.count > 1) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_recvmsg: an FI_MULTI_RECV buffer must be one buffer");
+        return -FI_EINVAL;
+    }
     ssize_t rc = 0;
     RecvReq *r = new_recv(src, context, flags, tag, ignore, tagged, rc);
     if (r == nullptr) return rc;
@@ -368,10 +422,11 @@ ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *contex
     return post_recv(r);
 }
 
-RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag) noexcept {
+RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag, size_t len) noexcept {
     List<RecvReq> &list = tagged ? posted_tagged_ : posted_msg_;
     for (RecvReq *r = list.front(); r != nullptr; r = r->hook.next) {
         if (matches(*r, src, tagged, tag)) {
+            if (r->multi) return place_in(r, len);  // nullptr: kept as unexpected
             list.remove(r);
             return r;
         }
@@ -382,7 +437,7 @@ RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag) noexcep
 UnexpMsg *DataPath::match_unexpected(const RecvReq &r) noexcept {
     const List<UnexpMsg> &list = r.tagged ? unexp_tagged_ : unexp_msg_;
     for (UnexpMsg *u = list.front(); u != nullptr; u = u->hook.next) {
-        if (matches(r, u->src, u->tagged, u->tag)) return u;
+        if (u->claim_ctx == nullptr && matches(r, u->src, u->tagged, u->tag)) return u;
     }
     return nullptr;
 }
@@ -391,7 +446,8 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
                              uint64_t data, size_t msg_len) noexcept {
     const bool truncated = msg_len > r->iov.total;
     const bool has_data = (wire_flags & wire::kHasData) != 0;
-    if (!truncated && r->completion && overflow_.empty() && cfg_.rx_cq != nullptr) {
+    if (!truncated && r->completion && r->parent == nullptr && overflow_.empty() &&
+        cfg_.rx_cq != nullptr) {
         // The common case, straight into the CQ ring.
         const fi_addr_t from = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
         if (cfg_.rx_cq->write(r->context,
@@ -405,25 +461,41 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
             return;
         }
     }
-    if (r->completion || truncated) {
-        Completion c{};
-        c.cq = cfg_.rx_cq;
-        c.context = r->context;
-        c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
-        c.len = truncated ? r->iov.total : msg_len;
-        c.data = has_data ? data : 0;
-        c.tag = r->tagged ? tag : 0;
-        c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
-        c.err = truncated ? FI_ETRUNC : 0;
-        c.olen = truncated ? msg_len - r->iov.total : 0;
-        if (c.cq != nullptr) write_completion(c);
-    }
+    Completion c{};
+    c.cq = cfg_.rx_cq;
+    c.context = r->context;
+    c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
+    c.len = truncated ? r->iov.total : msg_len;
+    c.data = has_data ? data : 0;
+    c.tag = r->tagged ? tag : 0;
+    c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
+    c.err = truncated ? FI_ETRUNC : 0;
+    c.olen = truncated ? msg_len - r->iov.total : 0;
+    if (r->parent != nullptr) c.buf = r->iov.v[0].base;
+    const bool completion = r->completion || truncated;
     if (cfg_.recv_cntr != nullptr) {
         if (truncated) cntr::on_error(cfg_.recv_cntr);
         else cntr::on_completion(cfg_.recv_cntr, msg_len);
     }
-    --rx_posted_;
+    c.flags |= retire_recv(r);
+    if ((completion || (c.flags & FI_MULTI_RECV)) && c.cq != nullptr) write_completion(c);
+}
+
+uint64_t DataPath::retire_recv(RecvReq *r) noexcept {
+    uint64_t flags = 0;
+    if (RecvReq *m = r->parent) {
+        r->parent = nullptr;
+        if (--m->children == 0 && m->released) {
+            flags = FI_MULTI_RECV;  // the buffer is released with this message
+            m->multi = m->released = false;
+            --rx_posted_;
+            recv_pool_.put(m);
+        }
+    } else {
+        --rx_posted_;
+    }
     recv_pool_.put(r);
+    return flags;
 }
 
 void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept {
@@ -435,14 +507,17 @@ void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len
     c.tag = r->tagged ? r->msg_tag : 0;
     c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
     c.err = err;
-    if (c.cq != nullptr) write_completion(c);
+    if (r->parent != nullptr) c.buf = r->iov.v[0].base;
     if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
-    --rx_posted_;
-    recv_pool_.put(r);
+    c.flags |= retire_recv(r);
+    if (c.cq != nullptr) write_completion(c);
 }
 
 void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
     u->claimed = nullptr;
+    u->claim_ctx = nullptr;
+    u->discarded = false;
+    u->rts = false;
     u->received = u->total = 0;
     unexp_pool_.put(u);
 }
@@ -476,7 +551,7 @@ void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
         return;
     }
     const bool tagged = (h.flags & wire::kTagged) != 0;
-    if (RecvReq *r = match_posted(h.src, tagged, h.tag)) {
+    if (RecvReq *r = match_posted(h.src, tagged, h.tag, len)) {
         r->iov.copy_in(0, payload, len);
         complete_recv(r, h.src, h.flags, h.tag, cq_data, len);
         return;
@@ -535,7 +610,7 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
     p.rx_flags = h.flags;
     p.rx_tag = tagged ? h.tag : 0;
     p.rx_data = cq_data;
-    if (RecvReq *r = match_posted(h.src, tagged, h.tag)) {
+    if (RecvReq *r = match_posted(h.src, tagged, h.tag, f.total)) {
         r->iov.copy_in(0, payload, len);
         p.rx_recv = r;
         return;
@@ -591,13 +666,15 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
         return;
     }
     UnexpMsg *u = p.rx_unexp;
-    std::memcpy(u->bytes.data() + m.offset, payload, len);
+    if (!u->discarded) std::memcpy(u->bytes.data() + m.offset, payload, len);
     u->received = p.rx_received;
     if (!done) return;
     p.rx_unexp = nullptr;
     if (RecvReq *r = u->claimed) {
         r->iov.copy_in(0, u->bytes.data(), u->total);
         complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+        retire_unexpected(u);
+    } else if (u->discarded) {
         retire_unexpected(u);
     }
 }

@@ -190,6 +190,14 @@ struct RecvReq {
     bool completion = true;
     IovList iov;
 
+    // FI_MULTI_RECV: a buffer (`multi`) that takes message after message, each into a record
+    // of its own (`parent` set) covering its part of the buffer.
+    bool multi = false;
+    size_t multi_offset = 0;  // where the next message goes
+    uint32_t children = 0;    // messages placed in it and not completed yet
+    bool released = false;    // too little room left: the last child's completion says so
+    RecvReq *parent = nullptr;
+
     // Rendezvous (rndv.cpp): the message RTS announced, being moved in.
     bool rndv = false;
     uint8_t rndv_protocol = 0;
@@ -226,6 +234,8 @@ struct UnexpMsg {
     RecvReq *claimed = nullptr;  // a receive that matched it before all fragments arrived
     bool rts = false;            // an announced rendezvous (its data is still at the sender)
     RtsInfo rts_info;
+    void *claim_ctx = nullptr;   // FI_PEEK | FI_CLAIM took it: only FI_CLAIM with this context
+    bool discarded = false;      // FI_DISCARD while fragments were still arriving
 };
 
 // A free list of T; get() reuses before it allocates.

@@ -415,7 +415,7 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
         return;
     }
     const bool tagged = (h.flags & wire::kTagged) != 0;
-    if (RecvReq *r = match_posted(h.src, tagged, h.tag)) {
+    if (RecvReq *r = match_posted(h.src, tagged, h.tag, info.total)) {
         start_rndv_recv(r, h.src, h.flags, h.tag, cq_data, info);
         return;
     }
@@ -441,6 +441,7 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
 void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
                                uint64_t cq_data, RtsInfo &info) noexcept {
     Peer &p = *peers_[src];
+    r->msg_tag = tag;
     if (p.state != PeerState::kConnected) {  // it failed since it announced the message
         complete_recv_error(r, src, p.fail_status != 0 ? -p.fail_status : FI_EIO, 0);
         return;

@@ -11,6 +11,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -180,35 +181,18 @@ void DataPath::fail_peer(Peer &p, int error) {
     if (p.rx_recv != nullptr) {
         RecvReq *r = p.rx_recv;
         p.rx_recv = nullptr;
-        Completion c{};
-        c.cq = cfg_.rx_cq;
-        c.context = r->context;
-        c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
-        c.len = p.rx_received;
-        c.tag = p.rx_tag;
-        c.src = p.report_id;
-        c.err = -p.fail_status;
-        if (c.cq != nullptr) write_completion(c);
-        --rx_posted_;
-        recv_pool_.put(r);
+        r->msg_tag = p.rx_tag;
+        complete_recv_error(r, p.local_idx, -p.fail_status, std::min(p.rx_received, r->iov.total));
     }
     if (p.rx_unexp != nullptr) {
         UnexpMsg *u = p.rx_unexp;
         p.rx_unexp = nullptr;
-        if (u->claimed == nullptr) {
+        if (RecvReq *r = u->claimed) {
+            r->msg_tag = u->tag;
+            complete_recv_error(r, p.local_idx, -p.fail_status, 0);
+        } else if (!u->discarded) {
             (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
-        } else {
-            RecvReq *r = u->claimed;
-            Completion c{};
-            c.cq = cfg_.rx_cq;
-            c.context = r->context;
-            c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
-            c.tag = u->tag;
-            c.src = p.report_id;
-            c.err = -p.fail_status;
-            if (c.cq != nullptr) write_completion(c);
-            --rx_posted_;
-            recv_pool_.put(r);
+            if (u->claim_ctx != nullptr) claimed_.erase(u->claim_ctx);
         }
         retire_unexpected(u);
     }

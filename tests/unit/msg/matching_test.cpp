@@ -1,0 +1,246 @@
+// fi_tagged's FI_PEEK, FI_CLAIM and FI_DISCARD, and fi_msg's FI_MULTI_RECV buffers (with
+// FI_OPT_MIN_MULTI_RECV), over every transport set and protocol the suite runs (meson): an
+// eager-sized and a rendezvous-sized message each.
+#include "msg_fixture.h"
+
+#include <rdma/fi_endpoint.h>
+
+#include <sys/uio.h>
+
+namespace ufi::msg_test {
+namespace {
+
+const size_t kPeekSizes[] = {8, 100000};
+
+class MatchingTest : public MsgTest {
+  protected:
+    // A tagged receive call with `flags` (FI_PEEK, FI_CLAIM, FI_DISCARD).
+    ssize_t trecvmsg(void *buf, size_t len, uint64_t tag, void *ctx, uint64_t flags) {
+        iovec iov{buf, len};
+        fi_msg_tagged m{};
+        m.msg_iov = buf != nullptr ? &iov : nullptr;
+        m.iov_count = buf != nullptr ? 1 : 0;
+        m.addr = FI_ADDR_UNSPEC;
+        m.tag = tag;
+        m.context = ctx;
+        return fi_trecvmsg(b_.ep, &m, flags);
+    }
+    // Peeks for `tag` until the message is there (it may still be on its way); the completion.
+    fi_cq_tagged_entry peek_until_found(uint64_t tag, void *ctx, uint64_t flags) {
+        fi_cq_tagged_entry e{};
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+        while (std::chrono::steady_clock::now() < deadline) {
+            EXPECT_EQ(trecvmsg(nullptr, 0, tag, ctx, FI_PEEK | flags), 0);
+            const ssize_t rc = wait(b_.cq, e);
+            if (rc == 1) return e;
+            EXPECT_EQ(rc, -FI_EAVAIL);
+            const fi_cq_err_entry err = error(b_.cq);
+            EXPECT_EQ(err.err, FI_ENOMSG);
+            EXPECT_EQ(err.op_context, ctx);
+            progress_all();
+        }
+        ADD_FAILURE() << "no message with tag " << tag << " arrived";
+        return e;
+    }
+};
+
+TEST_F(MatchingTest, PeekFindsWithoutTaking) {
+    fi_context ctx{};
+    // Nothing there: an FI_ENOMSG error entry.
+    ASSERT_EQ(trecvmsg(nullptr, 0, 3, &ctx, FI_PEEK), 0);
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+    const fi_cq_err_entry err = error(b_.cq);
+    EXPECT_EQ(err.err, FI_ENOMSG);
+    EXPECT_EQ(err.op_context, &ctx);
+    for (size_t n : kPeekSizes) {
+        SCOPED_TRACE(n);
+        const auto out = pattern(n, 4);
+        ASSERT_EQ(retry([&] { return fi_tsenddata(a_.ep, out.data(), n, nullptr, 0xda7a, a_to_b_, 3, nullptr); }), 0);
+        e = peek_until_found(3, &ctx, 0);
+        EXPECT_EQ(e.op_context, &ctx);
+        EXPECT_EQ(e.flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+        EXPECT_EQ(e.len, n) << "the message's length";
+        EXPECT_EQ(e.tag, 3u);
+        EXPECT_EQ(e.data, 0xda7au);
+        EXPECT_EQ(e.buf, nullptr);
+        // Peeking again still finds it; a plain receive then takes it.
+        e = peek_until_found(3, &ctx, 0);
+        EXPECT_EQ(e.len, n);
+        std::vector<uint8_t> in(n);
+        int rctx = 0;
+        ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 3, 0, &rctx), 0);
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        EXPECT_EQ(e.op_context, &rctx);
+        EXPECT_EQ(in, out);
+        ASSERT_EQ(wait(a_.cq, e), 1) << "the send completes";
+        // Taken: the next peek finds nothing.
+        ASSERT_EQ(trecvmsg(nullptr, 0, 3, &ctx, FI_PEEK), 0);
+        ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+        EXPECT_EQ(error(b_.cq).err, FI_ENOMSG);
+    }
+}
+
+TEST_F(MatchingTest, ClaimReservesForTheClaimingReceive) {
+    for (size_t n : kPeekSizes) {
+        SCOPED_TRACE(n);
+        const auto out = pattern(n, 5);
+        ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, out.data(), n, nullptr, a_to_b_, 0x77, nullptr); }), 0);
+        fi_context claim_ctx{};
+        fi_cq_tagged_entry e = peek_until_found(0x77, &claim_ctx, FI_CLAIM);
+        EXPECT_EQ(e.op_context, &claim_ctx);
+        EXPECT_EQ(e.len, n);
+        // A receive for the same tag does not get the claimed message.
+        std::vector<uint8_t> other(n);
+        int other_ctx = 0;
+        ASSERT_EQ(fi_trecv(b_.ep, other.data(), n, nullptr, FI_ADDR_UNSPEC, 0x77, 0, &other_ctx), 0);
+        EXPECT_TRUE(quiet(b_.cq)) << "a claimed message goes only to its FI_CLAIM receive";
+        fi_context unknown{};
+        std::vector<uint8_t> in(n);
+        EXPECT_EQ(trecvmsg(in.data(), n, 0x77, &unknown, FI_CLAIM), -FI_EINVAL)
+            << "FI_CLAIM with a context that claimed nothing";
+        ASSERT_EQ(trecvmsg(in.data(), n, 0x77, &claim_ctx, FI_CLAIM), 0);
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        EXPECT_EQ(e.op_context, &claim_ctx);
+        EXPECT_EQ(e.len, n);
+        EXPECT_EQ(e.tag, 0x77u);
+        EXPECT_EQ(in, out);
+        ASSERT_EQ(wait(a_.cq, e), 1) << "the send completes";
+        EXPECT_EQ(fi_cancel(&b_.ep->fid, &other_ctx), 0);
+        ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+        EXPECT_EQ(error(b_.cq).err, FI_ECANCELED);
+    }
+}
+
+TEST_F(MatchingTest, DiscardDropsAMessage) {
+    for (size_t n : kPeekSizes) {
+        for (bool after_claim : {false, true}) {
+            SCOPED_TRACE(std::to_string(n) + (after_claim ? " claim+discard" : " peek+discard"));
+            const auto out = pattern(n, 6);
+            ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, out.data(), n, nullptr, a_to_b_, 0x99, nullptr); }), 0);
+            fi_context ctx{};
+            fi_cq_tagged_entry e{};
+            if (after_claim) {
+                e = peek_until_found(0x99, &ctx, FI_CLAIM);
+                ASSERT_EQ(trecvmsg(nullptr, 0, 0x99, &ctx, FI_CLAIM | FI_DISCARD), 0);
+                ASSERT_EQ(wait(b_.cq, e), 1);
+            } else {
+                e = peek_until_found(0x99, &ctx, FI_DISCARD);
+            }
+            EXPECT_EQ(e.op_context, &ctx);
+            ASSERT_EQ(wait(a_.cq, e), 1) << "a discarded message's send completes";
+            // Gone: a receive for its tag finds nothing.
+            std::vector<uint8_t> in(n, 0);
+            int rctx = 0;
+            ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 0x99, 0, &rctx), 0);
+            EXPECT_TRUE(quiet(b_.cq));
+            EXPECT_EQ(fi_cancel(&b_.ep->fid, &rctx), 0);
+            ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+            EXPECT_EQ(error(b_.cq).err, FI_ECANCELED);
+        }
+    }
+    EXPECT_EQ(trecvmsg(nullptr, 0, 1, nullptr, FI_DISCARD), -FI_EINVAL) << "FI_DISCARD alone";
+}
+
+class MultiRecvTest : public MsgTest {
+  protected:
+    ssize_t post_multi(void *buf, size_t len, void *ctx) {
+        iovec iov{buf, len};
+        fi_msg m{};
+        m.msg_iov = &iov;
+        m.iov_count = 1;
+        m.addr = FI_ADDR_UNSPEC;
+        m.context = ctx;
+        return fi_recvmsg(b_.ep, &m, FI_MULTI_RECV);
+    }
+    void set_min(size_t min) {
+        ASSERT_EQ(fi_setopt(&b_.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof min), 0);
+    }
+    void send(size_t n, uint8_t seed) {
+        sent_.push_back(pattern(n, seed));  // its buffer lives until the send completes
+        const uint8_t *out = sent_.back().data();
+        ASSERT_EQ(retry([&] { return fi_send(a_.ep, out, n, nullptr, a_to_b_, nullptr); }), 0);
+    }
+    // Every send completes (rendezvous ones once placed).
+    void sends_complete() {
+        for (size_t i = 0; i < sent_.size(); ++i) {
+            fi_cq_tagged_entry e{};
+            ASSERT_EQ(wait(a_.cq, e), 1) << i;
+        }
+        sent_.clear();
+    }
+    std::vector<std::vector<uint8_t>> sent_;  // valid until the sends complete
+};
+
+TEST_F(MultiRecvTest, MessagesFillOneBufferInOrder) {
+    EXPECT_NE(info_->caps & FI_MULTI_RECV, 0u) << "offered";
+    for (size_t scale : {size_t{1}, size_t{1000}}) {  // eager sizes, then rendezvous sizes
+        SCOPED_TRACE(scale);
+        const size_t sizes[] = {100 * scale, 200 * scale, 300 * scale, 400 * scale};
+        std::vector<uint8_t> buf(1024 * scale, 0);
+        set_min(64 * scale);
+        int ctx = 0;
+        // Two arrive before the buffer is posted, two after.
+        send(sizes[0], 1);
+        send(sizes[1], 2);
+        EXPECT_TRUE(quiet(b_.cq));
+        ASSERT_EQ(post_multi(buf.data(), buf.size(), &ctx), 0);
+        send(sizes[2], 3);
+        send(sizes[3], 4);
+        size_t offset = 0;
+        for (size_t i = 0; i < 4; ++i) {
+            fi_cq_tagged_entry e{};
+            ASSERT_EQ(wait(b_.cq, e), 1) << i;
+            EXPECT_EQ(e.op_context, &ctx);
+            EXPECT_EQ(e.len, sizes[i]);
+            EXPECT_EQ(e.buf, buf.data() + offset) << "where the message starts in the buffer";
+            EXPECT_TRUE(std::equal(sent_[i].begin(), sent_[i].end(), buf.begin() + offset));
+            // 1000 of 1024 used after the fourth: less than the minimum left, released.
+            EXPECT_EQ(e.flags, FI_RECV | FI_MSG | (i == 3 ? FI_MULTI_RECV : 0)) << i;
+            offset += sizes[i];
+        }
+        sends_complete();
+        EXPECT_TRUE(quiet(b_.cq)) << "nothing more";
+    }
+}
+
+TEST_F(MultiRecvTest, TruncatesTheLastMessageAndCancels) {
+    set_min(16);
+    std::vector<uint8_t> buf(256, 0);
+    int ctx = 0;
+    ASSERT_EQ(post_multi(buf.data(), buf.size(), &ctx), 0);
+    send(200, 7);
+    send(100, 8);  // 56 bytes left: truncated, and the buffer released
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    EXPECT_EQ(e.len, 200u);
+    EXPECT_EQ(e.flags, FI_RECV | FI_MSG);
+    ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+    const fi_cq_err_entry err = error(b_.cq);
+    EXPECT_EQ(err.err, FI_ETRUNC);
+    EXPECT_EQ(err.len, 56u);
+    EXPECT_EQ(err.olen, 44u);
+    EXPECT_EQ(err.buf, buf.data() + 200);
+    EXPECT_EQ(err.flags & FI_MULTI_RECV, FI_MULTI_RECV) << "the buffer is released with it";
+    EXPECT_TRUE(std::equal(sent_[1].begin(), sent_[1].begin() + 56, buf.begin() + 200));
+    sends_complete();
+    // A buffer cancelled before any message: FI_ECANCELED, released.
+    int ctx2 = 0;
+    ASSERT_EQ(post_multi(buf.data(), buf.size(), &ctx2), 0);
+    EXPECT_EQ(fi_cancel(&b_.ep->fid, &ctx2), 0);
+    ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+    const fi_cq_err_entry cancelled = error(b_.cq);
+    EXPECT_EQ(cancelled.err, FI_ECANCELED);
+    EXPECT_EQ(cancelled.op_context, &ctx2);
+    EXPECT_EQ(cancelled.flags & FI_MULTI_RECV, FI_MULTI_RECV);
+    // Only one buffer per FI_MULTI_RECV receive.
+    iovec two[2] = {{buf.data(), 100}, {buf.data() + 100, 100}};
+    fi_msg m{};
+    m.msg_iov = two;
+    m.iov_count = 2;
+    m.addr = FI_ADDR_UNSPEC;
+    EXPECT_EQ(fi_recvmsg(b_.ep, &m, FI_MULTI_RECV), -FI_EINVAL);
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
