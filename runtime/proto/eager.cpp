@@ -100,12 +100,13 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
                                 ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
     const bool completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    const bool confirm = completion && (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) != 0;
 
     // The fast path: a connected peer with nothing waiting, a message that fits one active
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
     // request record: it is complete when the call returns.
     if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_ &&
-        iov.total <= p->rndv_thresh) {
+        iov.total <= p->rndv_thresh && !confirm) {
         const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
         if (s == transports::kOk) {
             if (completion && cfg_.tx_cq != nullptr) {
@@ -149,6 +150,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     r->context = context;
     r->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
     r->completion = completion;
+    r->confirm = confirm;
     r->offset = 0;
     r->started = false;
     r->status = 0;
@@ -175,7 +177,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     const size_t total = r.iov.total;
-    if (!r.started && total > p.rndv_thresh) {
+    if (!r.started && (total > p.rndv_thresh || r.confirm)) {
         r.announcing = true;
         const transports::Status s = start_rndv_send(p, r);
         r.announcing = false;

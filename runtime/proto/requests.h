@@ -155,6 +155,9 @@ struct SendReq {
     IovList iov;
     size_t offset = 0;         // bytes handed to the transport so far
     bool started = false;      // its first (or only) active message went
+    // FI_DELIVERY_COMPLETE / FI_MATCH_COMPLETE: completes only once the receiver placed it in
+    // a matched buffer, so it goes by rendezvous whatever its size (ATS tells).
+    bool confirm = false;
     uint64_t msg_id = 0;       // multi-fragment messages
     std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call
 

@@ -213,8 +213,11 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
             r.length = 0;
             r.streaming = false;
             r.done = false;
-            if (p.rndv_protocol == wire::kRndvGet &&
-                !register_buffers(*worker_->ifaces()[p.rma_iface], r.iov, r.iov.total, r.regions)) {
+            if (r.iov.total == 0) {
+                r.rndv_protocol = wire::kRndvAm;  // nothing to read (FI_DELIVERY_COMPLETE)
+            } else if (p.rndv_protocol == wire::kRndvGet &&
+                       !register_buffers(*worker_->ifaces()[p.rma_iface], r.iov, r.iov.total,
+                                         r.regions)) {
                 r.rndv_protocol = wire::kRndvAm;  // the receiver asks for the data instead
             }
         }

@@ -244,3 +244,40 @@ TEST_F(MultiRecvTest, TruncatesTheLastMessageAndCancels) {
 
 }  // namespace
 }  // namespace ufi::msg_test
+
+namespace ufi::msg_test {
+namespace {
+
+// FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE: the send completes only once a receive took the
+// message, whatever its size (zero bytes included).
+TEST_F(MsgTest, DeliveryAndMatchCompleteWaitForTheReceiver) {
+    for (uint64_t flag : {uint64_t{FI_DELIVERY_COMPLETE}, uint64_t{FI_MATCH_COMPLETE}}) {
+        for (size_t n : {size_t{0}, size_t{8}, size_t{5000}, size_t{100000}}) {
+            SCOPED_TRACE(std::to_string(n) + (flag == FI_DELIVERY_COMPLETE ? " delivery" : " match"));
+            const auto out = pattern(n, 2);
+            iovec iov{const_cast<uint8_t *>(out.data()), n};
+            fi_msg_tagged m{};
+            m.msg_iov = n != 0 ? &iov : nullptr;
+            m.iov_count = n != 0 ? 1 : 0;
+            m.addr = a_to_b_;
+            m.tag = 0x5e;
+            int sctx = 0, rctx = 0;
+            m.context = &sctx;
+            ASSERT_EQ(retry([&] { return fi_tsendmsg(a_.ep, &m, flag | FI_COMPLETION); }), 0);
+            EXPECT_TRUE(quiet(a_.cq, 100)) << "no completion before a receive took it";
+            std::vector<uint8_t> in(n + 1, 0xee);
+            ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 0x5e, 0, &rctx), 0);
+            fi_cq_tagged_entry e{};
+            ASSERT_EQ(wait(b_.cq, e), 1);
+            EXPECT_EQ(e.op_context, &rctx);
+            EXPECT_EQ(e.len, n);
+            EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()));
+            ASSERT_EQ(wait(a_.cq, e), 1);
+            EXPECT_EQ(e.op_context, &sctx);
+            EXPECT_EQ(e.flags, FI_SEND | FI_TAGGED);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
