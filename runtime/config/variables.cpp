@@ -28,6 +28,7 @@ constexpr VarDef table[] = {
     {"UFI_AV_SHM_DIR", String, "/dev/shm", "Directory (tmpfs) holding the files of named, shared address vectors (fi_av_attr::name)"},
     {"UFI_AV_SHM_LOCK_TIMEOUT", Int, "5000", "Milliseconds fi_av_open waits for another process to release a named AV's file lock before it fails with -FI_EBUSY, naming the holder"},
     {"UFI_RNDV_THRESH", String, "auto", "Messages above this many bytes go by rendezvous (announced, then moved zero-copy into the matched receive buffer); auto: where the transports' estimates say zero copy wins"},
+    {"UFI_PEER_CHECK_INTERVAL", Int, "1000", "Milliseconds between checks that the peers an endpoint waits on are alive (shared memory: a dead process is otherwise silent); operations towards a dead peer complete with an error within about this time; 0 turns the checks off"},
     {"UFI_PROTO_INFO", Bool, "n", "Log (at info level, subsystem ep_data) the protocols chosen for each peer: the active-message transport, its limits, and the rendezvous protocol, transport and threshold"},
 };
 // clang-format on

@@ -528,6 +528,7 @@ int Endpoint::enable() noexcept {
             return rc;
         }
 
+        if (dcfg.peer_check_ms > 0 && wake_timer_.fd() < 0) (void)wake_timer_.open();
         held_auth_keys_ = std::move(keys);
         address_ = std::move(addr);
         blob_ = std::move(blob);
@@ -752,7 +753,7 @@ unsigned Endpoint::progress_cb(void *arg) {
     if (w == nullptr) return 0;  // not enabled: nothing to drive
     unsigned n = w->progress();
     proto::DataPath *dp = ep->data_path();
-    if (dp != nullptr && dp->has_pending_work()) n += dp->progress();
+    if (dp != nullptr && dp->wants_progress()) n += dp->progress();
     return n;
 }
 
@@ -761,9 +762,14 @@ int Endpoint::arm_cb(void *arg) {
     std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
     transports::EndpointWorker *w = ep->worker();
     if (w == nullptr) return 0;  // no transports: no event can arrive
-    // Queued sends and completions need progress, not an event.
-    if (proto::DataPath *dp = ep->data_path(); dp != nullptr && dp->has_pending_work()) {
-        return -FI_EAGAIN;
+    proto::DataPath *dp = ep->data_path();
+    if (dp != nullptr) {
+        // Operations waiting on peers: check them when due, and wake the sleeper for the next
+        // check (a dead shared-memory peer sends no event).
+        dp->check_peers_if_due();
+        ep->wake_timer_.rearm(dp->needs_peer_checks() ? dp->peer_check_interval_ms() : 0);
+        // Queued sends, completions, reported failures need progress, not an event.
+        if (dp->has_pending_work()) return -FI_EAGAIN;
     }
     return w->arm() == UCS_OK ? 0 : -FI_EAGAIN;
 }
@@ -776,8 +782,9 @@ int Endpoint::wait_fds_cb(void *arg, int *fds, int max) {
     // async events (a fork child's, transports/fork_safety.h): no fd announces those.
     if (w == nullptr || max <= 0 || w->polls_async_events()) return 0;
     const auto all = w->event_fds();  // fixed once enabled
-    const int n = std::min(max, static_cast<int>(all.size()));
+    int n = std::min(max, static_cast<int>(all.size()));
     std::copy_n(all.begin(), n, fds);
+    if (ep->wake_timer_.fd() >= 0 && n < max) fds[n++] = ep->wake_timer_.fd();
     return n;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/ep/options.h"
+#include "runtime/ep/wake_timer.h"
 #include "runtime/lock.h"
 #include "runtime/progress.h"
 #include "transports/address.h"
@@ -199,6 +200,7 @@ class Endpoint : public fid_ep {
     bool given_identity_ = false;
 
     ProgressSource source_;
+    WakeTimer wake_timer_;  // wakes sleepers for peer checks (data path's needs_peer_checks)
     OptionalMutex worker_lock_;
     std::unique_ptr<transports::EndpointWorker> worker_;
     std::atomic<transports::EndpointWorker *> worker_ptr_{nullptr};

@@ -12,6 +12,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -23,6 +24,8 @@ using log::Subsys;
 void read_protocol_settings(DataPathConfig &c) noexcept {
     const config::Registry &reg = config::registry();
     c.proto_info = reg.get_bool("UFI_PROTO_INFO");
+    c.peer_check_ms = static_cast<int>(
+        std::clamp<int64_t>(reg.get_int("UFI_PEER_CHECK_INTERVAL"), 0, 3600 * 1000));
     c.rndv_thresh = 0;
     const std::string &text = reg.get_string("UFI_RNDV_THRESH");
     if (text.empty() || text == "auto") return;
@@ -89,6 +92,8 @@ DataPath::~DataPath() {
 
 unsigned DataPath::progress() noexcept {
     unsigned done = 0;
+    if (worker_->has_failures()) handle_failures();
+    if ((ticks_ & kCheckTicks) == 0) check_peers_if_due();
     while (!overflow_.empty() && write_now(overflow_.front())) {
         overflow_.pop_front();
         ++done;

@@ -18,6 +18,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -70,9 +71,11 @@ struct DataPathConfig {
     // transports' estimates.
     size_t rndv_thresh = 0;
     bool proto_info = false;  // UFI_PROTO_INFO: log each peer's protocols
+    int peer_check_ms = 1000;  // UFI_PEER_CHECK_INTERVAL (0: never)
 };
 
-// Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_PROTO_INFO).
+// Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_PROTO_INFO,
+// UFI_PEER_CHECK_INTERVAL).
 void read_protocol_settings(DataPathConfig &c) noexcept;
 
 // What the data path counts for diagnostics and tests.
@@ -127,8 +130,27 @@ class DataPath {
     unsigned progress() noexcept;
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
-        return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() || !retry_puts_.empty();
+        return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||
+               !retry_puts_.empty() || worker_->has_failures();
     }
+    // Whether the endpoint's progress should call progress() now: pending work, or every so
+    // many calls the peer checks (a counter, no clock read).
+    bool wants_progress() noexcept {
+        const bool tick = (++ticks_ & kCheckTicks) == 0;  // counted even while busy
+        return tick || has_pending_work();
+    }
+    // Whether operations wait on peers that should be checked (peer_check_ms > 0): sends not
+    // complete, messages partly arrived, rendezvous receives in flight. The endpoint then
+    // wakes its sleepers at peer_check_interval_ms().
+    bool needs_peer_checks() const noexcept {
+        return cfg_.peer_check_ms > 0 &&
+               (tx_outstanding_ > 0 || partial_rx_ > 0 ||
+                rndv_recvs_.size() > free_recv_slots_.size() + 1);
+    }
+    int peer_check_interval_ms() const noexcept { return cfg_.peer_check_ms; }
+    // Checks the peers (uct_ep_check) when an interval passed since the last check; a dead
+    // one is reported by its transport and failed by the next progress().
+    void check_peers_if_due() noexcept;
 
     size_t tx_left() const noexcept { return tx_size_ - tx_outstanding_; }
     size_t rx_left() const noexcept { return rx_size_ - rx_posted_; }
@@ -200,6 +222,10 @@ class DataPath {
     RecvReq *new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag, uint64_t ignore,
                       bool tagged, ssize_t &rc) noexcept;
 
+    // --- Peer failures (failures.cpp) ---
+    // Fails the peers whose UCT endpoints the transports reported broken, and destroys them.
+    void handle_failures() noexcept;
+
     // --- Rendezvous (rndv.cpp) ---
     // Picks the peer's rendezvous protocol, transport and threshold (once, at connection).
     void choose_rndv(Peer &p);
@@ -242,8 +268,9 @@ class DataPath {
     transports::Status push_rndv_data(Peer &p, SendReq &r) noexcept;
     // Gets and puts a full lane refused, issued again from progress.
     unsigned retry_rndv() noexcept;
-    // The peer failed: its rendezvous transfers complete with its error.
-    void fail_rndv(Peer &p) noexcept;
+    // The peer failed: its rendezvous transfers complete with its error (those with zero-copy
+    // operations in flight when they complete, unless `force`: their endpoint is gone).
+    void fail_rndv(Peer &p, bool force = false) noexcept;
     // A receive completes with error `err` (a positive fi errno) after `len` bytes.
     void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
@@ -313,6 +340,11 @@ class DataPath {
     std::vector<SendReq *> retry_puts_;
 
     DataPathStats stats_;
+
+    static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
+    unsigned ticks_ = 0;
+    size_t partial_rx_ = 0;  // peers with a multi-fragment message partly arrived
+    std::chrono::steady_clock::time_point next_check_{};
 };
 
 }  // namespace ufi::runtime::proto

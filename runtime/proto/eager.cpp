@@ -615,6 +615,7 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
     if (RecvReq *r = match_posted(h.src, tagged, h.tag, f.total)) {
         r->iov.copy_in(0, payload, len);
         p.rx_recv = r;
+        ++partial_rx_;
         return;
     }
     try {
@@ -630,6 +631,7 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         std::memcpy(u->bytes.data(), payload, len);
         (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
         p.rx_unexp = u;
+        ++partial_rx_;
         ++stats_.unexpected;
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
@@ -663,6 +665,7 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
         r->iov.copy_in(m.offset, payload, len);
         if (done) {
             p.rx_recv = nullptr;
+            --partial_rx_;
             complete_recv(r, m.src, p.rx_flags, p.rx_tag, p.rx_data, p.rx_total);
         }
         return;
@@ -672,6 +675,7 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
     u->received = p.rx_received;
     if (!done) return;
     p.rx_unexp = nullptr;
+    --partial_rx_;
     if (RecvReq *r = u->claimed) {
         r->iov.copy_in(0, u->bytes.data(), u->total);
         complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);

@@ -924,7 +924,7 @@ unsigned DataPath::retry_rndv() noexcept {
     return n;
 }
 
-void DataPath::fail_rndv(Peer &p) noexcept {
+void DataPath::fail_rndv(Peer &p, bool force) noexcept {
     // Transfers with zero-copy operations still in flight finish from their completion (with
     // this error); the others now.
     for (size_t i = 1; i < rndv_sends_.size(); ++i) {
@@ -933,7 +933,10 @@ void DataPath::fail_rndv(Peer &p) noexcept {
         if (r->status == 0) r->status = p.fail_status;
         std::erase(retry_puts_, r);
         r->offset = r->length;
-        if (r->comp.uct.count == 0 || r->recv_id == 0 || r->streaming) finish_send_rndv(r);
+        if (force || r->comp.uct.count == 0 || r->recv_id == 0 || r->streaming) {
+            r->comp.uct.count = 0;
+            finish_send_rndv(r);
+        }
     }
     for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
         RecvReq *r = rndv_recvs_[i];
@@ -941,7 +944,10 @@ void DataPath::fail_rndv(Peer &p) noexcept {
         if (r->status == 0) r->status = p.fail_status;
         std::erase(retry_gets_, r);
         r->issued = r->length;
-        if (r->comp.uct.count == 0) finish_rndv_recv(r);
+        if (force || r->comp.uct.count == 0) {
+            r->comp.uct.count = 0;
+            finish_rndv_recv(r);
+        }
     }
 }
 

@@ -181,12 +181,14 @@ void DataPath::fail_peer(Peer &p, int error) {
     if (p.rx_recv != nullptr) {
         RecvReq *r = p.rx_recv;
         p.rx_recv = nullptr;
+        --partial_rx_;
         r->msg_tag = p.rx_tag;
         complete_recv_error(r, p.local_idx, -p.fail_status, std::min(p.rx_received, r->iov.total));
     }
     if (p.rx_unexp != nullptr) {
         UnexpMsg *u = p.rx_unexp;
         p.rx_unexp = nullptr;
+        --partial_rx_;
         if (RecvReq *r = u->claimed) {
             r->msg_tag = u->tag;
             complete_recv_error(r, p.local_idx, -p.fail_status, 0);

@@ -5,6 +5,7 @@
 #include <ucs/async/async_fwd.h>
 
 #include <cstring>
+#include <new>
 
 namespace ufi::transports {
 
@@ -63,8 +64,9 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     params.mode.device.dev_name = r.dev.c_str();
     params.rx_headroom = options.rx_headroom;
     params.err_handler = endpoint_iface_error_handler;
-    params.err_handler_arg = const_cast<Resource *>(&r);
-    // The handler may be called from the async thread (UCP registers it so too); it only logs.
+    params.err_handler_arg = &out;  // out.owner is set before any endpoint exists
+    // The handler may be called from the async thread (UCP registers it so too); it only
+    // records the failure.
     params.err_handler_flags = UCT_CB_FLAG_ASYNC;
     // The same features discovery asked for, so the attributes match what fi_getinfo reported.
     params.features = UCT_IFACE_FEATURE_AM | UCT_IFACE_FEATURE_PUT | UCT_IFACE_FEATURE_GET |
@@ -156,11 +158,31 @@ bool progressed_lazily(const OpenIface &i) {
 }  // namespace
 
 ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status) {
-    const auto *r = static_cast<const Resource *>(arg);
+    auto *iface = static_cast<OpenIface *>(arg);
     UFI_LOG_DEBUG(Subsys::EpData, "transport {} reports an error on uct ep {}: {}",
-                  r != nullptr ? r->label() : std::string("?"), static_cast<void *>(ep),
-                  to_string(status));
+                  iface != nullptr && iface->resource != nullptr ? iface->resource->label()
+                                                                 : std::string("?"),
+                  static_cast<void *>(ep), to_string(status));
+    if (iface != nullptr && iface->owner != nullptr) iface->owner->report_failure(ep, status);
     return UCS_OK;
+}
+
+void EndpointWorker::report_failure(uct_ep_h ep, ucs_status_t status) noexcept {
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    try {
+        failures_.push_back({ep, status});
+    } catch (const std::bad_alloc &) {
+        return;  // (a later check reports it again)
+    }
+    has_failures_.store(true, std::memory_order_release);
+}
+
+std::vector<EndpointWorker::EpFailure> EndpointWorker::take_failures() {
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    std::vector<EpFailure> out;
+    out.swap(failures_);
+    has_failures_.store(false, std::memory_order_release);
+    return out;
 }
 
 ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *const> resources,

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -129,6 +130,17 @@ class EndpointWorker {
 
     uct_worker_h worker() const noexcept { return worker_.get(); }
 
+    // Transport errors on this worker's endpoints (a peer exited, a connection broke), as
+    // UCT's error handlers report them, possibly on UCX's async thread. The owner of the
+    // endpoints takes them from progress and destroys the failed ones (UCT requires it).
+    struct EpFailure {
+        uct_ep_h ep;
+        ucs_status_t status;
+    };
+    bool has_failures() const noexcept { return has_failures_.load(std::memory_order_acquire); }
+    std::vector<EpFailure> take_failures();
+    void report_failure(uct_ep_h ep, ucs_status_t status) noexcept;
+
   private:
     EndpointWorker() = default;
 
@@ -140,10 +152,14 @@ class EndpointWorker {
     size_t rx_headroom_ = 0;
     static constexpr unsigned kMissedEventsEvery = 63;  // progress calls between checks, - 1
     unsigned progress_calls_ = 0;
+    std::atomic<bool> has_failures_{false};
+    std::mutex failures_mutex_;  // only on the error path
+    std::vector<EpFailure> failures_;
 };
 
-// The error handler every endpoint iface gets: logs and returns UCS_OK, so a peer failure is
-// never fatal (uct-brief section 8); the data path reacts to the failed operations.
+// The error handler every endpoint iface gets (arg: its OpenIface): records the failure for
+// the worker's owner and returns UCS_OK, so a peer failure is never fatal (uct-brief section
+// 8); the data path fails the peer's operations and destroys its endpoints.
 ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status);
 
 }  // namespace ufi::transports

@@ -67,6 +67,16 @@ class AmLane {
     ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
         return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);
     }
+    // Whether check() can tell a dead peer (UCT_IFACE_FLAG_EP_CHECK: shared memory, where a
+    // dead peer is otherwise silent; tcp).
+    bool can_check() const noexcept {
+        return connected() && (iface_->attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK) != 0;
+    }
+    // Asks the transport whether the peer is alive; a dead one is reported to the iface's
+    // error handler (EndpointWorker::report_failure), possibly from inside this call.
+    void check() noexcept { (void)uct_ep_check(ep_.get(), 0, nullptr); }
+    // The UCT endpoint, to recognize it in an error report.
+    uct_ep_h handle() const noexcept { return ep_.get(); }
     // Drops the connection (pending requests purged).
     void reset() noexcept { ep_.reset(); }
 

@@ -99,6 +99,7 @@ class RmaLane {
     Status put(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
         return uct_ep_put_zcopy(ep_.get(), iov, n, raddr, rkey, comp);
     }
+    uct_ep_h handle() const noexcept { return ep_.get(); }
     void reset() noexcept { ep_.reset(); }
 
   private:

@@ -15,6 +15,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -468,8 +469,13 @@ TEST_F(EpTest, ProgressSourceAfterEnable) {
     int fds[16];
     const int n = src.wait_fds(src.arg, fds, 16);
     size_t with_fd = 0;
-    for (const auto &i : ep_object(ep)->worker()->ifaces()) with_fd += i->event_fd >= 0;
-    EXPECT_EQ(static_cast<size_t>(n), with_fd);
+    for (const auto &i : ep_object(ep)->worker()->ifaces()) {
+        if (i->event_fd < 0) continue;
+        ++with_fd;
+        EXPECT_NE(std::find(fds, fds + n, i->event_fd), fds + n) << "every iface's event fd";
+    }
+    // And the timer that wakes sleepers for peer checks (UFI_PEER_CHECK_INTERVAL).
+    EXPECT_EQ(static_cast<size_t>(n), with_fd + 1);
     EXPECT_EQ(src.wait_fds(src.arg, fds, 0), 0);
 }
 

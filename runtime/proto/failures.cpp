@@ -1,0 +1,58 @@
+// A peer that died or whose connection broke: the transports report it (tcp by itself, shared
+// memory only when asked with uct_ep_check, which a dead process cannot answer), and every
+// operation towards it completes with the error, so nothing waits for it forever.
+#include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+
+void DataPath::handle_failures() noexcept {
+    std::vector<transports::EndpointWorker::EpFailure> failures;
+    try {
+        failures = worker_->take_failures();
+    } catch (const std::bad_alloc &) {
+        return;  // kept: the next progress tries again
+    }
+    for (const auto &f : failures) {
+        for (auto &pp : peers_) {
+            Peer &p = *pp;
+            if (f.ep == nullptr || (p.lane.handle() != f.ep && p.rma.handle() != f.ep)) continue;
+            const int error = fi_errno_of(f.status);
+            if (p.state != PeerState::kFailed) {
+                UFI_LOG_WARN(Subsys::EpData,
+                             "peer {} failed ({} on {}): its operations complete with {}",
+                             transports::address::describe(p.address),
+                             transports::to_string(f.status),
+                             p.lane.handle() == f.ep ? p.lane.resource().label()
+                                                     : p.rma.iface().resource->label(),
+                             fi_strerror(-error));
+                fail_peer(p, error);
+            }
+            // UCT wants a failed endpoint destroyed; zero-copy operations on it never complete
+            // now, so the transfers still counting them finish here.
+            p.rma.reset();
+            p.lane.reset();
+            fail_rndv(p, true);
+            break;
+        }
+    }
+}
+
+void DataPath::check_peers_if_due() noexcept {
+    if (!needs_peer_checks()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_check_) return;
+    next_check_ = now + std::chrono::milliseconds(cfg_.peer_check_ms);
+    for (auto &pp : peers_) {
+        Peer &p = *pp;
+        if (p.state == PeerState::kFailed || !p.lane.can_check()) continue;
+        p.lane.check();  // a dead peer is reported to the worker (maybe from inside the call)
+    }
+}
+
+}  // namespace ufi::runtime::proto

@@ -1,0 +1,209 @@
+// A peer killed (SIGKILL) in the middle of a transfer: the survivor's operations towards it
+// complete with an error entry within a bounded time, and a waiter blocked in fi_cq_sread
+// returns with it. Meson runs each case over shared memory (where a dead process is silent:
+// uct_ep_check finds it) and over tcp on loopback (a closed connection), with
+// UFI_PEER_CHECK_INTERVAL=200; the mid-eager case also with a rendezvous threshold above the
+// message, so it travels as eager fragments.
+#include "two_process.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace ufi::two_process;
+
+constexpr int kBoundMs = 10000;  // survivors see the error well within this
+
+// The victim tells the parent it may be killed now, then stops (no more progress).
+[[noreturn]] void ready_to_die(int ctl) {
+    const char b = 'k';
+    (void)!::write(ctl, &b, 1);
+    for (;;) pause();
+}
+
+// Reads completions with fi_cq_sread until `want` arrived (successes and errors); counts the
+// errors and remembers whether `ctx` failed. False when the bound passed first.
+bool collect(Side &s, size_t want, void *ctx, size_t &errors, bool &ctx_failed) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoundMs);
+    size_t got = 0;
+    errors = 0;
+    ctx_failed = false;
+    while (got < want && std::chrono::steady_clock::now() < deadline) {
+        fi_cq_tagged_entry e{};
+        const ssize_t rc = fi_cq_sread(s.cq, &e, 1, nullptr, 1000);
+        if (rc == 1) {
+            ++got;
+        } else if (rc == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(s.cq, &err, 0) == 1) {
+                ++got;
+                ++errors;
+                if (err.op_context == ctx) ctx_failed = err.err != 0;
+                std::fprintf(stderr, "[%s] error completion: %s\n", s.role, fi_strerror(err.err));
+            }
+        } else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT) {
+            std::fprintf(stderr, "[%s] fi_cq_sread: %s\n", s.role, fi_strerror(int(-rc)));
+            return false;
+        }
+    }
+    return got == want;
+}
+
+// One round trip, so both sides are connected before the failure.
+int connect_both(Side &s, bool a) {
+    const char *role = s.role;
+    uint64_t v = 1, in = 0;
+    fi_cq_tagged_entry e{};
+    CHECK(fi_trecv(s.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr) == 0);
+    CHECK(s.sync());
+    CHECK(s.retry([&] { return fi_tsend(s.ep, &v, 8, nullptr, s.peer, 1, nullptr); }) == 0);
+    for (int i = 0; i < 2; ++i) CHECK(s.wait(e) == 1);
+    (void)a;
+    return 0;
+}
+
+int g_ctl = -1;  // the pipe to the parent
+
+// The receiver dies with a rendezvous and a burst of eager messages on their way to it.
+int receiver_dies(const char *role, int sock, bool a) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s) == 0);
+    CHECK(connect_both(s, a) == 0);
+    if (!a) {
+        uint8_t b = 0;
+        CHECK(s.io(&b, 1, false));  // A sent everything (and this side took what arrived)
+        ready_to_die(g_ctl);
+    }
+    const auto big = pattern(1 << 20, 1);
+    const std::vector<uint8_t> small(8192, 2);
+    int big_ctx = 0;
+    CHECK(s.retry([&] { return fi_tsend(s.ep, big.data(), big.size(), nullptr, s.peer, 2, &big_ctx); }) == 0);
+    size_t sent = 1;
+    for (int i = 0; i < 300; ++i) {
+        const ssize_t rc = fi_tsend(s.ep, small.data(), small.size(), nullptr, s.peer, 3, nullptr);
+        if (rc == -FI_EAGAIN) break;
+        CHECK(rc == 0);
+        ++sent;
+    }
+    uint8_t b = 1;
+    CHECK(::write(s.sock, &b, 1) == 1);
+    size_t errors = 0;
+    bool big_failed = false;
+    CHECK(collect(s, sent, &big_ctx, errors, big_failed));
+    CHECK(big_failed);  // the rendezvous waited for the dead receiver
+    // A later send to the dead peer fails too (at once, or by its completion).
+    const ssize_t rc = fi_tsend(s.ep, small.data(), 8, nullptr, s.peer, 4, nullptr);
+    if (rc == 0) {
+        CHECK(collect(s, 1, nullptr, errors, big_failed) && errors == 1);
+    } else {
+        CHECK(rc < 0 && rc != -FI_EAGAIN);
+    }
+    close_side(s);
+    return 0;
+}
+
+// The sender dies with a large message partly delivered (eager fragments, or a rendezvous
+// whose data is still in the dead sender's memory).
+int sender_dies(const char *role, int sock, bool a, size_t size) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s) == 0);
+    CHECK(connect_both(s, a) == 0);
+    const auto out = pattern(size, 3);
+    if (a) {
+        CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), size, nullptr, s.peer, 5, nullptr); }) == 0);
+        uint8_t b = 1;
+        CHECK(s.io(&b, 1, true));
+        ready_to_die(g_ctl);
+    }
+    std::vector<uint8_t> in(size);
+    int ctx = 0;
+    CHECK(fi_trecv(s.ep, in.data(), size, nullptr, FI_ADDR_UNSPEC, 5, 0, &ctx) == 0);
+    uint8_t b = 0;
+    CHECK(s.io(&b, 1, false));  // A sent (and stopped)
+    size_t errors = 0;
+    bool failed = false;
+    CHECK(collect(s, 1, &ctx, errors, failed));
+    CHECK(failed);
+    close_side(s);
+    return 0;
+}
+
+int sender_dies_mid_eager(const char *role, int sock, bool a) {
+    return sender_dies(role, sock, a, 8 << 20);
+}
+
+// The receiver posts its receive only after the sender died: the announced data is gone.
+int sender_dies_before_receive(const char *role, int sock, bool a) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s) == 0);
+    CHECK(connect_both(s, a) == 0);
+    const auto out = pattern(1 << 20, 4);
+    if (a) {
+        CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), out.size(), nullptr, s.peer, 6, nullptr); }) == 0);
+        uint8_t b = 1;
+        CHECK(s.io(&b, 1, true));
+        ready_to_die(g_ctl);
+    }
+    uint8_t b = 0;
+    CHECK(s.io(&b, 1, false));  // the announcement arrived meanwhile
+    // Wait for the socket's end: A is dead.
+    for (int i = 0; i < 1000 && ::read(s.sock, &b, 1) > 0; ++i) {
+    }
+    std::vector<uint8_t> in(out.size());
+    int ctx = 0;
+    CHECK(fi_trecv(s.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 6, 0, &ctx) == 0);
+    size_t errors = 0;
+    bool failed = false;
+    CHECK(collect(s, 1, &ctx, errors, failed));
+    CHECK(failed);
+    close_side(s);
+    return 0;
+}
+
+// Runs A and B; kills `victim` once it says it is ready; the survivor must pass.
+void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
+    int sv[2], ctl[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    ASSERT_EQ(pipe(ctl), 0);
+    g_ctl = ctl[1];
+    const pid_t a = spawn(run, sv[0], sv[1], "A", true);
+    const pid_t b = spawn(run, sv[1], sv[0], "B", false);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    ::close(ctl[1]);
+    const pid_t victim = victim_is_a ? a : b;
+    const pid_t survivor = victim_is_a ? b : a;
+    pollfd pfd{ctl[0], POLLIN, 0};
+    const bool ready = poll(&pfd, 1, kChildTimeoutS * 1000) == 1;
+    EXPECT_TRUE(ready) << "the victim never got ready";
+    kill(victim, SIGKILL);
+    ::close(ctl[0]);
+    // Reaped at once, as a launcher would: until then the zombie's /proc entry (which UCT's
+    // shared-memory check reads) still names a live process.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
+    EXPECT_EQ(wait_bounded(victim, deadline), 128 + SIGKILL) << "victim";
+    EXPECT_EQ(wait_bounded(survivor, deadline), 0) << "survivor";
+}
+
+TEST(PeerFailure, ReceiverDiesMidTransfer) {
+    run_case(receiver_dies, false);
+}
+
+TEST(PeerFailure, SenderDiesMidEagerMessage) {
+    run_case(sender_dies_mid_eager, true);
+}
+
+TEST(PeerFailure, SenderDiesBeforeTheReceiveIsPosted) {
+    run_case(sender_dies_before_receive, true);
+}
+
+}  // namespace
