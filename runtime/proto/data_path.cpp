@@ -200,6 +200,22 @@ ssize_t DataPath::cancel(void *context) noexcept {
     return 0;  // not found (completed already, or never posted): nothing to report
 }
 
+bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept {
+    const auto *d = static_cast<const uint8_t *>(data);
+    switch (id) {
+        case wire::kAmWireup: handle_wireup(d, length); return true;
+        case wire::kAmEager: handle_eager(d, length); return true;
+        case wire::kAmEagerFirst: handle_first(d, length); return true;
+        case wire::kAmEagerMiddle: handle_middle(d, length); return true;
+        case wire::kAmRts: handle_rts(d, length); return true;
+        case wire::kAmRtr: handle_rtr(d, length); return true;
+        case wire::kAmAts: handle_ack(id, d, length); return true;
+        case wire::kAmAtp: handle_ack(id, d, length); return true;
+        case wire::kAmRndvData: handle_rndv_data(d, length); return true;
+        default: return false;
+    }
+}
+
 // The handlers' trampolines: UCT calls them with the DataPath as arg.
 ucs_status_t DataPath::am_wireup(void *arg, void *data, size_t length, unsigned) {
     static_cast<DataPath *>(arg)->handle_wireup(static_cast<const uint8_t *>(data), length);

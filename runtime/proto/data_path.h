@@ -152,6 +152,10 @@ class DataPath {
     // one is reported by its transport and failed by the next progress().
     void check_peers_if_due() noexcept;
 
+    // Runs the handler of active message `id` on `data` as if it had arrived from a peer
+    // (fuzz tests of the receive path). False for an id without a handler.
+    bool deliver_for_test(uint8_t id, void *data, size_t length) noexcept;
+
     size_t tx_left() const noexcept { return tx_size_ - tx_outstanding_; }
     size_t rx_left() const noexcept { return rx_size_ - rx_posted_; }
     const DataPathStats &stats() const noexcept { return stats_; }

@@ -24,6 +24,8 @@ namespace {
 
 // The most iovs a short message takes (header + data buffers); longer lists go by bcopy.
 constexpr size_t kMaxShortIov = 8;
+// Bytes reserved at once for an unexpected multi-fragment message (more as they arrive).
+constexpr size_t kUnexpectedReserve = 1 << 20;
 
 struct PackArgs {
     const uint8_t *hdr;
@@ -601,8 +603,11 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         return;
     }
     Peer &p = *peers_[h.src];
-    if (p.rx_recv != nullptr || p.rx_unexp != nullptr || len > f.total) {
-        ++stats_.dropped_malformed;  // a sender sends one message's fragments at a time
+    if (p.rx_recv != nullptr || p.rx_unexp != nullptr || len > f.total ||
+        f.total > cfg_.max_msg_size) {
+        // A sender sends one message's fragments at a time, none beyond max_msg_size (the
+        // unexpected copy would take that much memory).
+        ++stats_.dropped_malformed;
         return;
     }
     const bool tagged = (h.flags & wire::kTagged) != 0;
@@ -627,8 +632,10 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         u->data = cq_data;
         u->total = f.total;
         u->received = len;
-        u->bytes.resize(f.total);
-        std::memcpy(u->bytes.data(), payload, len);
+        // Grown as fragments arrive (never sized from the header: a peer's claim of a huge
+        // message must not make this side allocate it before the bytes come).
+        u->bytes.assign(payload, payload + len);
+        u->bytes.reserve(std::min<size_t>(f.total, kUnexpectedReserve));
         (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
         p.rx_unexp = u;
         ++partial_rx_;
@@ -671,14 +678,32 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
         return;
     }
     UnexpMsg *u = p.rx_unexp;
-    if (!u->discarded) std::memcpy(u->bytes.data() + m.offset, payload, len);
+    if (!u->discarded) {
+        try {
+            u->bytes.insert(u->bytes.end(), payload, payload + len);
+        } catch (const std::bad_alloc &) {
+            UFI_LOG_WARN(Subsys::EpData,
+                         "out of memory: an unexpected message of {} bytes is dropped", u->total);
+            u->discarded = true;
+            if (u->claimed == nullptr) {
+                (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
+                if (u->claim_ctx != nullptr) claimed_.erase(u->claim_ctx);
+                u->claim_ctx = nullptr;
+            }
+        }
+    }
     u->received = p.rx_received;
     if (!done) return;
     p.rx_unexp = nullptr;
     --partial_rx_;
     if (RecvReq *r = u->claimed) {
-        r->iov.copy_in(0, u->bytes.data(), u->total);
-        complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+        if (u->discarded) {
+            r->msg_tag = u->tag;
+            complete_recv_error(r, u->src, FI_ENOMEM, 0);
+        } else {
+            r->iov.copy_in(0, u->bytes.data(), u->total);
+            complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+        }
         retire_unexpected(u);
     } else if (u->discarded) {
         retire_unexpected(u);

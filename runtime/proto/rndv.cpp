@@ -409,7 +409,7 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
     wire::EagerHdr h;
     uint64_t cq_data = 0;
     RtsInfo info;
-    if (!parse_rts(data, length, h, cq_data, info)) {
+    if (!parse_rts(data, length, h, cq_data, info) || info.total > cfg_.max_msg_size) {
         ++stats_.dropped_malformed;
         return;
     }
