@@ -2,7 +2,7 @@
 // complete with an error entry within a bounded time, and a waiter blocked in fi_cq_sread
 // returns with it. Meson runs each case over shared memory (where a dead process is silent:
 // uct_ep_check finds it) and over tcp on loopback (a closed connection), with
-// UFI_PEER_CHECK_INTERVAL=200; the mid-eager case also with a rendezvous threshold above the
+// UFI_PEER_CHECK_INTERVAL=200; the mid-eager case only with a rendezvous threshold above its
 // message, so it travels as eager fragments.
 #include "two_process.h"
 
