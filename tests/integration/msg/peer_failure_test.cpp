@@ -135,7 +135,7 @@ int sender_dies(const char *role, int sock, bool a, size_t size) {
 }
 
 int sender_dies_mid_eager(const char *role, int sock, bool a) {
-    return sender_dies(role, sock, a, 8 << 20);
+    return sender_dies(role, sock, a, 32 << 20);  // more than any FIFO or socket buffer holds
 }
 
 // The receiver posts its receive only after the sender died: the announced data is gone.
