@@ -22,6 +22,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -457,6 +459,7 @@ int Endpoint::enable() noexcept {
         transports::WorkerOptions wopts;
         wopts.shared_memory = options_.shared_memory_permitted;
         wopts.rx_headroom = kRxHeadroom;
+        wopts.listen = listen_;
         std::unique_ptr<transports::EndpointWorker> worker;
         std::vector<transports::SkippedResource> skipped;
         const ucs_status_t status = transports::EndpointWorker::open(domain_->memory_domains(), domain_->resources,
@@ -466,6 +469,12 @@ int Endpoint::enable() noexcept {
                          s.resource != nullptr ? s.resource->label() : std::string("?"), s.why);
         }
         if (status != UCS_OK) {
+            if (status == UCS_ERR_BUSY || status == UCS_ERR_UNREACHABLE) {
+                // (logged by the worker) The source address names a port in use, or a host
+                // address this domain's tcp transports do not have.
+                undo();
+                return status == UCS_ERR_BUSY ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
+            }
             if (status == UCS_ERR_NO_DEVICE) {
                 UFI_LOG_WARN(
                     Subsys::EpCtrl,
@@ -645,6 +654,25 @@ int Endpoint::adopt_identity(const void *addr, size_t addrlen, const char *calle
         UFI_LOG_WARN(Subsys::EpCtrl, "{}: the address is not a ufi address: {}", caller, why);
         return -FI_EINVAL;
     }
+    // Its tcp records' ports: the endpoint listens there, so the name reaches it.
+    std::vector<transports::WorkerOptions::Listen> listen;
+    for (const auto &rec : a.records) {
+        if (rec.tl != "tcp" || rec.iface_addr.size() != sizeof(uint16_t)) continue;
+        uint16_t net = 0;
+        std::memcpy(&net, rec.iface_addr.data(), sizeof net);
+        if (ntohs(net) != 0) listen.push_back({rec.device_addr, ntohs(net)});
+    }
+    if (a.uuid == 0 && a.endpoint_id == 0) {
+        // A host and port (fi_getinfo(node, service, FI_SOURCE)), not an identity: the
+        // endpoint keeps its own and listens there.
+        if (a.records.empty()) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "{}: the source address names no transport", caller);
+            return -FI_EINVAL;
+        }
+        listen_ = std::move(listen);
+        return 0;
+    }
+    listen_ = std::move(listen);
     if (a.endpoint_id != endpoint_id_ || endpoint_id_ == 0) {
         if (!ids::claim(a.endpoint_id)) {
             UFI_LOG_WARN(

@@ -10,6 +10,7 @@
 #include "runtime/lock.h"
 #include "runtime/progress.h"
 #include "transports/address.h"
+#include "transports/iface/endpoint_worker.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -198,6 +199,8 @@ class Endpoint : public fid_ep {
     uint64_t uuid_ = 0;
     uint32_t endpoint_id_ = 0;  // 0: none claimed
     bool given_identity_ = false;
+    // tcp ports the source address names (fi_getinfo with node/service and FI_SOURCE).
+    std::vector<transports::WorkerOptions::Listen> listen_;
 
     ProgressSource source_;
     WakeTimer wake_timer_;  // wakes sleepers for peer checks (data path's needs_peer_checks)

@@ -17,6 +17,7 @@ struct DomainOffer {
     bool reaches_remote = false;  // other hosts (a non-loopback network device)
     std::vector<std::string> ip_addrs;  // addresses of net_device (FI_SOURCE / node matching)
     std::vector<size_t> resources;      // indices into the discovery's resource list
+    bool has_tcp = false;  // a tcp transport on net_device: reachable by host and port
 
     // Derived limits (see provider_info.cpp for how each is computed from UCT attributes).
     size_t inject_size = 0;

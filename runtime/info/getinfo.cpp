@@ -144,6 +144,86 @@ bool decode_address(const void *addr, size_t len, uint32_t format, std::vector<u
     return false;
 }
 
+// A textual IP and a port as a socket address; false for text that is no IP address.
+bool socket_address(const std::string &ip, uint16_t port, sockaddr_storage &ss) {
+    ss = sockaddr_storage{};
+    auto *in4 = reinterpret_cast<sockaddr_in *>(&ss);
+    auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+    if (inet_pton(AF_INET, ip.c_str(), &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(port);
+        return true;
+    }
+    if (inet_pton(AF_INET6, ip.c_str(), &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        return true;
+    }
+    return false;
+}
+
+// The first IPv4 address of `ips` (UCX's tcp prefers IPv4), else the first one; empty if none.
+std::string preferred_ip(const std::vector<std::string> &ips) {
+    for (const auto &ip : ips) {
+        if (ip.find(':') == std::string::npos) return ip;
+    }
+    return ips.empty() ? std::string() : ips.front();
+}
+
+// node/service naming a host and port (libfabric's usual client/server flow) as an address of
+// `offer`: a tcp record of that IP and port, uuid 0 (transports/address_svc.h; the identity
+// comes at wireup). As the source (FI_SOURCE, or no node: the service is this side's), the IP
+// is the node's address on the offer's device (or the device's own) and an endpoint opened
+// with it listens there; as the destination, the node's address. `out` stays empty where
+// there is nothing to name (a node without a service as the destination). False with `why`
+// when the offer cannot serve it.
+bool host_address(const DomainOffer &offer, const char *node, const std::vector<std::string> &resolved,
+                  const char *service, bool source, std::vector<uint8_t> &out, std::string &why) {
+    out.clear();
+    if (service == nullptr && !source) return true;
+    uint16_t port = 0;
+    if (service != nullptr && !transports::address::parse_service(service, source, port, &why)) {
+        return false;
+    }
+    if (!offer.has_tcp) {
+        if (service == nullptr) return true;  // a source host alone: any transport serves it
+        why = std::string("a host and port (") + (node ? node : "any host") + ":" + service +
+              ") need a tcp transport, which this domain has not";
+        return false;
+    }
+    std::string ip;
+    if (!source) {
+        ip = preferred_ip(resolved);
+    } else if (node != nullptr) {
+        std::vector<std::string> owned;
+        for (const auto &a : resolved) {
+            if (contains(offer.ip_addrs, a)) owned.push_back(a);
+        }
+        ip = preferred_ip(owned);
+    } else {
+        ip = preferred_ip(offer.ip_addrs);
+    }
+    sockaddr_storage ss;
+    if (ip.empty() || !socket_address(ip, port, ss)) {
+        why = "no IP address of device " + offer.net_device + " to name";
+        return false;
+    }
+    out = transports::address::tcp_peer_address(reinterpret_cast<const sockaddr *>(&ss), &why);
+    return !out.empty();
+}
+
+// The source address an entry carries when the caller names none: this host on the domain's
+// network device (its IP, port 0: any), or, for the shared-memory domain, this host as
+// 127.0.0.1 (nothing to listen on). An endpoint opened with it keeps its own identity and
+// takes no constraint from it; applications (fabtests among them) expect every entry to name
+// a source.
+std::vector<uint8_t> default_source(const DomainOffer &offer) {
+    sockaddr_storage ss;
+    const std::string ip = offer.has_tcp ? preferred_ip(offer.ip_addrs) : std::string();
+    if (!socket_address(ip.empty() ? std::string("127.0.0.1") : ip, 0, ss)) return {};
+    return transports::address::tcp_peer_address(reinterpret_cast<const sockaddr *>(&ss));
+}
+
 bool set_address(void *&dst, size_t &dst_len, const std::vector<uint8_t> &bytes) {
     free(dst);
     dst = nullptr;
@@ -257,7 +337,10 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
         why.lines.push_back("hints->dest_addr: " + reason);
         return -FI_ENODATA;
     }
-    const size_t longest = std::max(src_blob.size(), dest_blob.size());
+    // node/service as a host and port, per domain (below); an address given in the hints or
+    // as fi_ufi:// wins.
+    const bool by_name = !is_ufi_address_string(node) && (node != nullptr || service != nullptr);
+    const bool name_is_source = (flags & FI_SOURCE) != 0 || node == nullptr;
 
     fi_info *head = nullptr;
     fi_info **tail = &head;
@@ -267,6 +350,18 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
             why.lines.push_back(label + ": " + reason);
             continue;
         }
+        std::vector<uint8_t> offer_src = src_blob, offer_dest = dest_blob;
+        if (by_name) {
+            std::vector<uint8_t> named;
+            if (!host_address(offer, node, resolved, service, name_is_source, named, reason)) {
+                why.lines.push_back(label + ": " + reason);
+                continue;
+            }
+            std::vector<uint8_t> &slot = name_is_source ? offer_src : offer_dest;
+            if (slot.empty()) slot = std::move(named);
+        }
+        if (offer_src.empty()) offer_src = default_source(offer);
+        const size_t longest = std::max(offer_src.size(), offer_dest.size());
         if (longest > offer.addr_len) {
             why.lines.push_back(label + ": the given address of " + std::to_string(longest) +
                                 " bytes is longer than this domain's " +
@@ -290,9 +385,9 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
                 continue;
             }
             if (!set_address(m.info->src_addr, m.info->src_addrlen,
-                             encode_address(src_blob, m.info->addr_format, offer.addr_len)) ||
+                             encode_address(offer_src, m.info->addr_format, offer.addr_len)) ||
                 !set_address(m.info->dest_addr, m.info->dest_addrlen,
-                             encode_address(dest_blob, m.info->addr_format, offer.addr_len))) {
+                             encode_address(offer_dest, m.info->addr_format, offer.addr_len))) {
                 free_info(m.info);
                 free_info(head);
                 return -FI_ENOMEM;

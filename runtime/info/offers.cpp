@@ -48,6 +48,7 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
         if (idx >= resources.size()) continue;
         const transports::Resource &r = resources[idx];
         chosen.push_back(&r);
+        if (r.tl == "tcp") offer.has_tcp = true;
         inject = std::min(inject, inject_of(r));
         if (const size_t n = transports::am_zcopy_max_iov(r); n > 0) iov = std::min(iov, n);
         if (const size_t n = transports::put_zcopy_max_iov(r); n > 0) rma_iov = std::min(rma_iov, n);

@@ -304,6 +304,24 @@ void DataPath::handle_reply(const WireupView &w) {
         return;
     }
     if (p.state == PeerState::kFailed) return;
+    if (p.address.uuid == 0 && w.hdr.uuid != 0) {
+        // A peer known by host and port (uuid 0 in the AV entry): now its identity is known,
+        // so its own requests and its full address (inserted later) name this same peer.
+        p.address.uuid = w.hdr.uuid;
+        p.address.endpoint_id = w.hdr.endpoint_id;
+        const auto known = by_identity_.find(w.hdr.uuid);
+        if (known == by_identity_.end()) {
+            try {
+                by_identity_[w.hdr.uuid] = p.local_idx;
+            } catch (const std::bad_alloc &) {
+                // Its later requests make a second peer: the traffic still flows.
+            }
+        } else if (known->second != p.local_idx) {
+            UFI_LOG_DEBUG(Subsys::EpData,
+                          "peer {} reached by host and port is also known as peer {}",
+                          p.local_idx, known->second);
+        }
+    }
     p.remote_idx = w.hdr.receiver_idx;
     p.state = PeerState::kConnected;
     p.request_unsent = false;

@@ -1,8 +1,12 @@
 #include "transports/iface/endpoint_worker.h"
 
 #include "runtime/log/log.h"
+#include "transports/address_svc.h"
 
 #include <ucs/async/async_fwd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <cstring>
 #include <new>
@@ -32,9 +36,33 @@ bool printable_tl_name(const std::string &tl) {
     return true;
 }
 
+// The port a tcp resource must listen on: the options' listen entry whose device address is
+// one of the resource's (what UCX's tcp iface reports for an address of its netdev); 0: any.
+uint16_t listen_port_for(const Resource &r, const WorkerOptions &options) {
+    if (options.listen.empty() || r.tl != "tcp") return 0;
+    for (const std::string &ip : r.ip_addrs) {
+        sockaddr_storage ss{};
+        auto *in4 = reinterpret_cast<sockaddr_in *>(&ss);
+        auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+        if (inet_pton(AF_INET, ip.c_str(), &in4->sin_addr) == 1) {
+            ss.ss_family = AF_INET;
+        } else if (inet_pton(AF_INET6, ip.c_str(), &in6->sin6_addr) == 1) {
+            ss.ss_family = AF_INET6;
+        } else {
+            continue;
+        }
+        const auto dev = address::tcp_device_address(reinterpret_cast<const sockaddr *>(&ss));
+        for (const auto &l : options.listen) {
+            if (l.device_addr == dev) return l.port;
+        }
+    }
+    return 0;
+}
+
 // Opens one iface; on failure returns false with *why.
 bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &r,
-                const WorkerOptions &options, OpenIface &out, std::string &why) {
+                const WorkerOptions &options, uint16_t listen_port, OpenIface &out,
+                std::string &why) {
     if (!printable_tl_name(r.tl)) {
         why = "transport name \"" + r.tl + "\" cannot be encoded in an address";
         return false;
@@ -51,6 +79,15 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     if (status != UCS_OK) {
         why = "uct_md_iface_config_read: " + to_string(status);
         return false;
+    }
+    if (listen_port != 0) {
+        const std::string range = std::to_string(listen_port) + "-" + std::to_string(listen_port);
+        status = uct_config_modify(config.get(), "PORT_RANGE", range.c_str());
+        if (status != UCS_OK) {
+            why = "cannot ask tcp to listen on port " + std::to_string(listen_port) + ": " +
+                  to_string(status);
+            return false;
+        }
     }
 
     uct_iface_params_t params;
@@ -204,6 +241,7 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
     status = Worker::create(w->async_, UCS_THREAD_MODE_SERIALIZED, w->worker_);
     if (status != UCS_OK) return status;
 
+    size_t listening = 0;
     for (const Resource *r : resources) {
         if (r == nullptr) continue;
         if (!options.shared_memory && r->type == DeviceType::SharedMemory) {
@@ -218,14 +256,26 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
         }
         auto iface = std::make_unique<OpenIface>();
         std::string why;
-        if (!open_iface(mds, w->worker_, *r, options, *iface, why)) {
+        const uint16_t port = listen_port_for(*r, options);
+        if (!open_iface(mds, w->worker_, *r, options, port, *iface, why)) {
+            if (port != 0) {
+                UFI_LOG_WARN(Subsys::EpCtrl, "{} cannot listen on port {}: {}", r->label(), port, why);
+                return UCS_ERR_BUSY;  // the name the application chose would not reach it
+            }
             skipped.push_back({r, why});
             continue;  // the partly opened iface closes here, before anything else
         }
+        if (port != 0) ++listening;
         if (iface->event_fd >= 0) w->fds_.push_back(iface->event_fd);
         w->ifaces_.push_back(std::move(iface));
     }
     if (w->ifaces_.empty()) return UCS_ERR_NO_DEVICE;
+    if (listening < options.listen.size()) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "the source address names a host address none of this endpoint's tcp "
+                     "transports has");
+        return UCS_ERR_UNREACHABLE;
+    }
     w->rx_headroom_ = options.rx_headroom;
     for (auto &i : w->ifaces_) {
         i->owner = w.get();

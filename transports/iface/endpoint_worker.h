@@ -34,6 +34,14 @@ struct WorkerOptions {
     bool shared_memory = true;
     // Bytes UCT reserves before the payload of receive descriptors (uct-brief section 4.2).
     size_t rx_headroom = 0;
+    // Where the endpoint must be reachable by name (a source address naming a host and port):
+    // the tcp iface whose device address is `device_addr` listens on `port` (UCT's
+    // PORT_RANGE) instead of a port of the system's choosing.
+    struct Listen {
+        std::vector<uint8_t> device_addr;  // UCX's tcp device address (transports/address_svc.h)
+        uint16_t port = 0;
+    };
+    std::vector<Listen> listen;
 };
 
 // One open interface.
@@ -73,7 +81,9 @@ class EndpointWorker {
   public:
     // Creates the async context and worker and opens an iface per resource, in order. A
     // resource that fails (or is filtered out by `options`) is listed in `skipped` and left
-    // out. UCS_ERR_NO_DEVICE when no iface opened; other errors when the async context or
+    // out. UCS_ERR_NO_DEVICE when no iface opened; UCS_ERR_BUSY when a tcp iface cannot
+    // listen on a port options.listen names (in use), UCS_ERR_UNREACHABLE when no tcp
+    // resource has a listen entry's device address; other errors when the async context or
     // worker cannot be created.
     // `mds`: the domain's open memory domains (Domain::memory_domains); they must outlive
     // the worker (a domain cannot close while its endpoints are open).

@@ -3,6 +3,7 @@
 #include "runtime/info/getinfo.h"
 #include "tests/unit/info/info_fixture.h"
 #include "transports/address.h"
+#include "transports/address_svc.h"
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <cstdlib>
@@ -211,7 +213,17 @@ TEST(Getinfo, UfiAddressAsNode) {
         EXPECT_EQ(memcmp(i->dest_addr, blob.data(), blob.size()), 0);
         const auto *pad = static_cast<const uint8_t *>(i->dest_addr);
         for (size_t b = blob.size(); b < i->dest_addrlen; ++b) ASSERT_EQ(pad[b], 0) << b;
-        EXPECT_EQ(i->src_addr, nullptr);
+        // No source named: each entry names this host (uuid 0, a tcp record with port 0),
+        // as applications expect of every entry.
+        transports::address::EndpointAddress src;
+        ASSERT_NE(i->src_addr, nullptr);
+        ASSERT_TRUE(transports::address::unpack(static_cast<const uint8_t *>(i->src_addr),
+                                                transports::address::content_size(i->src_addr, i->src_addrlen),
+                                                src));
+        EXPECT_EQ(src.uuid, 0u);
+        ASSERT_EQ(src.records.size(), 1u);
+        EXPECT_EQ(src.records[0].tl, "tcp");
+        EXPECT_EQ(src.records[0].iface_addr, std::vector<uint8_t>(2, 0)) << "port 0: any";
     }
     EXPECT_EQ(n, 3u);
     // FI_SOURCE: the node is the source; FI_ADDR_STR: the string form, NUL included.
@@ -282,11 +294,71 @@ TEST(Getinfo, ServiceIsValidated) {
     EXPECT_EQ(run_svc("9228", 0), 0);
     EXPECT_EQ(run_svc("65535", FI_SOURCE), 0);
     EXPECT_EQ(run_svc("0", FI_SOURCE), 0) << "a source may ask for any port";
+    // A service is a tcp port: the shared-memory domain cannot serve it, with the reason.
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo"}));
+    EXPECT_TRUE(mentions(why, "need a tcp transport"));
     for (const char *bad : {"abc-no-such-service", "-1", "65536", "70000", "", " 80", "+80", "0"}) {
         EXPECT_EQ(run_svc(bad, 0), -FI_ENODATA) << "\"" << bad << "\"";
         EXPECT_FALSE(why.lines.empty());
     }
     EXPECT_TRUE(mentions(why, "port 0"));
+}
+
+// The tcp record (device and port) an entry's address names.
+std::pair<std::vector<uint8_t>, uint16_t> tcp_of(const void *addr, size_t len) {
+    transports::address::EndpointAddress a;
+    EXPECT_TRUE(transports::address::unpack(static_cast<const uint8_t *>(addr),
+                                            transports::address::content_size(addr, len), a));
+    EXPECT_EQ(a.uuid, 0u) << "a host and port, not an identity";
+    if (a.records.size() != 1 || a.records[0].tl != "tcp" || a.records[0].iface_addr.size() != 2) {
+        ADD_FAILURE() << "not one tcp record";
+        return {};
+    }
+    uint16_t net = 0;
+    memcpy(&net, a.records[0].iface_addr.data(), 2);
+    return {a.records[0].device_addr, ntohs(net)};
+}
+
+std::vector<uint8_t> device_of(const char *ip) {
+    sockaddr_storage ss{};
+    auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+    in->sin_family = AF_INET;
+    inet_pton(AF_INET, ip, &in->sin_addr);
+    return transports::address::tcp_device_address(reinterpret_cast<const sockaddr *>(&ss));
+}
+
+TEST(Getinfo, HostAndPortNameAnEndpoint) {
+    InfoPtr out;
+    Explanation why;
+    auto run_named = [&](const char *node, std::vector<std::string> resolved, const char *service,
+                         uint64_t flags) {
+        fi_info *info = nullptr;
+        const int rc = getinfo_with_env(machine_env(), kApi, node, resolved, flags, nullptr,
+                                        &info, why, service);
+        out.reset(info);
+        return rc;
+    };
+    // The server: its own address and port, only on the domain whose device has the address.
+    ASSERT_EQ(run_named("192.0.2.2", {"192.0.2.2"}, "9228", FI_SOURCE), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0"}));
+    auto [dev, port] = tcp_of(out->src_addr, out->src_addrlen);
+    EXPECT_EQ(dev, device_of("192.0.2.2"));
+    EXPECT_EQ(port, 9228);
+    EXPECT_EQ(out->src_addrlen, 120u) << "padded to the domain's address length";
+    // No node: the service is this side's, on each network domain's own address.
+    ASSERT_EQ(run_named(nullptr, {}, "9228", FI_SOURCE), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo"}));
+    EXPECT_EQ(tcp_of(out->next->src_addr, out->next->src_addrlen),
+              std::make_pair(device_of("127.0.0.1"), uint16_t{9228}));
+    // The client: the server's address and port as the destination, a source of its own.
+    ASSERT_EQ(run_named("127.0.0.1", {"127.0.0.1"}, "9228", 0), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo"}));
+    for (fi_info *i = out.get(); i; i = i->next) {
+        EXPECT_EQ(tcp_of(i->dest_addr, i->dest_addrlen),
+                  std::make_pair(device_of("127.0.0.1"), uint16_t{9228}));
+        EXPECT_NE(i->src_addr, nullptr);
+    }
+    EXPECT_TRUE(mentions(why, "need a tcp transport")) << "shm cannot reach a port";
 }
 
 TEST(Getinfo, ResolveNode) {

@@ -23,6 +23,7 @@ inline DomainOffer eth0_offer() {
     o.reaches_local = true;
     o.reaches_remote = true;
     o.ip_addrs = {"192.0.2.2", "fd00::2"};
+    o.has_tcp = true;
     o.inject_size = 76;
     o.max_msg_size = 1ULL << 40;
     o.iov_limit = 6;
@@ -49,6 +50,7 @@ inline DomainOffer shm_offer() {
     o.net_device.clear();
     o.reaches_remote = false;
     o.ip_addrs.clear();
+    o.has_tcp = false;
     o.iov_limit = 16;
     o.rma_iov_limit = 16;
     o.addr_len = 104;

@@ -1,0 +1,148 @@
+// libfabric's usual client/server flow, by host and port (as fabtests and most applications
+// do it): the server's fi_getinfo(node, service, FI_SOURCE) names where it listens; the client's
+// fi_getinfo(node, service) gives a dest_addr that, inserted into its AV, reaches the server
+// (and so does fi_av_insertsvc); the client then sends its own address, which the server
+// inserts to answer. Over tcp on loopback (meson sets UFI_NET_DEVICES=lo), two processes.
+#include "two_process.h"
+
+#include <rdma/fi_domain.h>
+
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+
+namespace {
+
+using namespace ufi::two_process;
+
+uint16_t g_port = 0;
+bool g_insertsvc = false;
+
+// A port nobody listens on now (the kernel's choice).
+uint16_t free_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
+        ::close(fd);
+        return 0;
+    }
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+int open_named(Side &s, bool server) {
+    const char *role = s.role;
+    const std::string service = std::to_string(g_port);
+    fi_info *hints = fi_allocinfo();
+    hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->fabric_attr->prov_name = strdup("ufi");
+    const int rc = fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", service.c_str(),
+                              server ? FI_SOURCE : 0, hints, &s.info);
+    fi_freeinfo(hints);
+    CHECK(rc == 0);
+    CHECK(s.info->src_addr != nullptr && s.info->src_addrlen != 0);
+    if (!server) CHECK(s.info->dest_addr != nullptr && s.info->dest_addrlen != 0);
+    CHECK(fi_fabric(s.info->fabric_attr, &s.fabric, nullptr) == 0);
+    CHECK(fi_domain(s.fabric, s.info, &s.domain, nullptr) == 0);
+    fi_av_attr av_attr{};
+    CHECK(fi_av_open(s.domain, &av_attr, &s.av, nullptr) == 0);
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    CHECK(fi_cq_open(s.domain, &cq_attr, &s.cq, nullptr) == 0);
+    CHECK(fi_endpoint(s.domain, s.info, &s.ep, nullptr) == 0);
+    CHECK(fi_ep_bind(s.ep, &s.av->fid, 0) == 0);
+    CHECK(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV) == 0);
+    CHECK(fi_enable(s.ep) == 0);
+    return 0;
+}
+
+int run(const char *role, int sock, bool server) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    if (server) {
+        CHECK(open_named(s, true) == 0);
+        // A second endpoint cannot take the same port.
+        fid_ep *twin = nullptr;
+        CHECK(fi_endpoint(s.domain, s.info, &twin, nullptr) == 0);
+        CHECK(fi_ep_bind(twin, &s.av->fid, 0) == 0);
+        CHECK(fi_ep_bind(twin, &s.cq->fid, FI_TRANSMIT | FI_RECV) == 0);
+        CHECK(fi_enable(twin) == -FI_EADDRINUSE);
+        fi_close(&twin->fid);
+        std::vector<uint8_t> name(512);
+        CHECK(fi_trecv(s.ep, name.data(), name.size(), nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr) == 0);
+        CHECK(s.sync());  // listening, receive posted: the client may start
+        fi_cq_tagged_entry e{};
+        fi_addr_t from = 0;
+        CHECK(s.wait(e, &from) == 1 && e.tag == 1);
+        CHECK(from == FI_ADDR_NOTAVAIL);  // not in the AV yet
+        CHECK(fi_av_insert(s.av, name.data(), 1, &s.peer, 0, nullptr) == 1);
+        const uint64_t reply = 0x5e7be7;
+        CHECK(s.retry([&] { return fi_tsend(s.ep, &reply, 8, nullptr, s.peer, 2, nullptr); }) == 0);
+        CHECK(s.wait(e) == 1 && (e.flags & FI_SEND));
+        // The client's next message names it by the entry just inserted.
+        uint64_t in = 0;
+        CHECK(fi_trecv(s.ep, &in, 8, nullptr, s.peer, 3, 0, nullptr) == 0);
+        CHECK(s.wait(e, &from) == 1 && e.tag == 3 && in == 42);
+        CHECK(from == s.peer);
+    } else {
+        CHECK(open_named(s, false) == 0);
+        CHECK(s.sync());
+        if (g_insertsvc) {
+            const std::string service = std::to_string(g_port);
+            CHECK(fi_av_insertsvc(s.av, "127.0.0.1", service.c_str(), &s.peer, 0, nullptr) == 1);
+        } else {
+            CHECK(fi_av_insert(s.av, s.info->dest_addr, 1, &s.peer, 0, nullptr) == 1);
+        }
+        size_t len = 0;
+        CHECK(fi_getname(&s.ep->fid, nullptr, &len) == -FI_ETOOSMALL);
+        std::vector<uint8_t> mine(len);
+        CHECK(fi_getname(&s.ep->fid, mine.data(), &len) == 0);
+        uint64_t in = 0;
+        CHECK(fi_trecv(s.ep, &in, 8, nullptr, s.peer, 2, 0, nullptr) == 0);
+        CHECK(s.retry([&] { return fi_tsend(s.ep, mine.data(), len, nullptr, s.peer, 1, nullptr); }) == 0);
+        fi_cq_tagged_entry e{};
+        fi_addr_t from = 0;
+        for (int i = 0; i < 2; ++i) {
+            CHECK(s.wait(e, &from) == 1);
+            if (e.flags & FI_RECV) CHECK(e.tag == 2 && in == 0x5e7be7 && from == s.peer);
+        }
+        const uint64_t out = 42;
+        CHECK(s.retry([&] { return fi_tsend(s.ep, &out, 8, nullptr, s.peer, 3, nullptr); }) == 0);
+        CHECK(s.wait(e) == 1 && (e.flags & FI_SEND));
+    }
+    const bool synced = s.sync();  // neither closes while the other still works
+    close_side(s);
+    return synced ? 0 : 1;
+}
+
+void run_pair() {
+    g_port = free_port();
+    ASSERT_NE(g_port, 0);
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    const pid_t server = spawn(run, sv[0], sv[1], "server", true);
+    const pid_t client = spawn(run, sv[1], sv[0], "client", false);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
+    EXPECT_EQ(wait_bounded(server, deadline), 0) << "server";
+    EXPECT_EQ(wait_bounded(client, deadline), 0) << "client";
+}
+
+TEST(ByName, ClientReachesServerByGetinfoDestAddr) {
+    g_insertsvc = false;
+    run_pair();
+}
+
+TEST(ByName, ClientReachesServerByInsertsvc) {
+    g_insertsvc = true;
+    run_pair();
+}
+
+}  // namespace
