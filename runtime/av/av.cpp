@@ -276,6 +276,7 @@ int remove(Av *av, const fi_addr_t *fi_addr, size_t count, uint64_t flags) noexc
             (void)av->table->remove_key_locked(encoding::slot_of(fi_addr[i]));
         } else {
             (void)av->table->remove_locked(encoding::slot_of(fi_addr[i]));
+            av->changes.fetch_add(1, std::memory_order_release);
         }
     }
     return 0;
@@ -462,6 +463,7 @@ int set_user_id(Av *av, fi_addr_t addr, fi_addr_t user_id, uint64_t flags) noexc
                          addr);
             return -FI_EINVAL;
         }
+        av->changes.fetch_add(1, std::memory_order_release);
         return av->key_user_ids.set(slot, kv.seq, user_id);
     }
     Table::View v;
@@ -470,10 +472,15 @@ int set_user_id(Av *av, fi_addr_t addr, fi_addr_t user_id, uint64_t flags) noexc
                      addr);
         return -FI_EINVAL;
     }
+    av->changes.fetch_add(1, std::memory_order_release);
     return av->user_ids.set(slot, v.seq, user_id);
 }
 
 // ---- binding.h ----
+
+uint64_t changes(const Av *av) noexcept {
+    return av->changes.load(std::memory_order_acquire);
+}
 
 void attach_endpoint(Av *av) noexcept {
     if (av != nullptr) av->endpoints.fetch_add(1);

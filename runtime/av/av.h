@@ -57,6 +57,10 @@ class Av : public fid_av {
     UserIds user_ids;
     UserIds key_user_ids;
     std::atomic<int> endpoints{0};
+    // Bumped by every insert, removal and user-ID change of this process: the data path looks
+    // an unknown sender up again only when it moved (a named AV's other processes do not
+    // bump it).
+    std::atomic<uint64_t> changes{0};
 
     std::mutex mutex;  // eq, holds
     eq::Eq *eq = nullptr;

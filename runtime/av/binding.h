@@ -73,6 +73,9 @@ fi_addr_t key_report_id(const Av *av, fi_addr_t key) noexcept;
 // The bytes of the key a handle names (for the wireup's key check). -FI_EINVAL if none.
 int auth_key_bytes(const Av *av, fi_addr_t key, const uint8_t *&bytes, size_t &len) noexcept;
 
+// A counter that moves whenever this process inserts, removes or renames (user ID) an entry.
+uint64_t changes(const Av *av) noexcept;
+
 // fi_av_attr::rx_ctx_bits of the AV (0 to 32).
 int rx_ctx_bits(const Av *av) noexcept;
 

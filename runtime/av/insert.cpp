@@ -132,6 +132,7 @@ int insert_common(Av *av, const char *call, size_t count, fi_addr_t *fi_addr, ui
             }
             if (status == 0) {
                 ++inserted;
+                av->changes.fetch_add(1, std::memory_order_release);
                 if (fi_addr != nullptr) fi_addr[i] = encoding::entry_addr(index);
             } else {
                 if (failed++ == 0) {

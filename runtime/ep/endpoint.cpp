@@ -529,6 +529,16 @@ int Endpoint::enable() noexcept {
         dcfg.endpoint_id = endpoint_id_;
         dcfg.address = address::pack(addr);
         dcfg.auth_key = auth_key_;
+        dcfg.av_auth_keys = domain_->av_auth_keys;
+        for (fi_addr_t k : keys) {
+            const uint8_t *kb = nullptr;
+            size_t kl = 0;
+            if (av::auth_key_bytes(av_, k, kb, kl) == 0) {
+                dcfg.held_keys.push_back({k, std::vector<uint8_t>(kb, kb + kl)});
+            }
+        }
+        dcfg.source_err = (info_->caps & FI_SOURCE_ERR) != 0;
+        dcfg.addr_len = domain_->offer.addr_len;
         dcfg.min_multi_recv = &options_.min_multi_recv;
         proto::read_protocol_settings(dcfg);
         std::unique_ptr<proto::DataPath> data_path;

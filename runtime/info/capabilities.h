@@ -21,7 +21,9 @@ inline constexpr uint64_t kPrimaryCaps =
 // Secondary capabilities of every domain: completions report the sender (FI_SOURCE; returned
 // only when asked for, as fi_getinfo(3) says); multi-receive buffers for untagged messages
 // (FI_MULTI_RECV; FI_TAGGED_MULTI_RECV is not offered).
-inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV;
+// FI_SOURCE_ERR (on request too): a message from a sender not in the AV completes as an
+// FI_EADDRNOTAVAIL error entry carrying its address.
+inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV;
 
 // Message ordering guaranteed between two endpoints: sends are delivered in the order they
 // were posted (one queue per peer, lanes that keep order).

@@ -132,6 +132,8 @@ bool DataPath::write_now(const Completion &c) noexcept {
         e.tag = c.tag;
         e.olen = c.olen;
         e.err = c.err;
+        e.err_data = c.err_data.empty() ? nullptr : const_cast<uint8_t *>(c.err_data.data());
+        e.err_data_size = c.err_data.size();
         e.prov_errno = c.err;
         e.src_addr = c.src;
         rc = c.cq->write_error(e);

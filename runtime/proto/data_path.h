@@ -67,6 +67,19 @@ struct DataPathConfig {
     // The classic authorization key (endpoint's or domain's; may be empty): a peer's
     // WIREUP_REQ must carry the same bytes.
     std::vector<uint8_t> auth_key;
+    // FI_AV_AUTH_KEY domains instead: the keys the endpoint took at fi_enable. A peer's
+    // WIREUP_REQ must carry one of them; this side presents the key its AV entry for the
+    // peer was inserted with.
+    bool av_auth_keys = false;
+    struct HeldKey {
+        fi_addr_t handle;
+        std::vector<uint8_t> bytes;
+    };
+    std::vector<HeldKey> held_keys;
+    // FI_SOURCE_ERR: a message from a sender not in the AV completes as an FI_EADDRNOTAVAIL
+    // error entry whose err_data is its address (padded to addr_len, as fi_av_insert takes it).
+    bool source_err = false;
+    size_t addr_len = 0;
     // Messages above this go by rendezvous (UFI_RNDV_THRESH); 0: chosen per peer from the
     // transports' estimates.
     size_t rndv_thresh = 0;
@@ -183,7 +196,12 @@ class DataPath {
     void handle_wireup(const uint8_t *data, size_t length);
     void handle_request(const WireupView &w);
     void handle_reply(const WireupView &w);
-    bool key_accepted(const uint8_t *key, size_t len) const noexcept;
+    // Whether a WIREUP_REQ's key admits the peer; *handle: the held key it matched
+    // (FI_AV_AUTH_KEY domains).
+    bool key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) const noexcept;
+    // What completions report as the peer's source: its AV entry's fi_addr (or user ID),
+    // looked up again when the AV changed since it was last not found.
+    fi_addr_t source_of(Peer &p) noexcept;
     fi_addr_t report_id_for(const transports::address::EndpointAddress &a) const noexcept;
 
     // --- Sending (eager.cpp) ---
@@ -290,6 +308,7 @@ class DataPath {
         int err;      // 0, or a positive fi errno (an error completion)
         size_t olen;  // FI_ETRUNC: bytes that did not fit
         void *buf;    // FI_MULTI_RECV: where the message starts in the buffer
+        std::vector<uint8_t> err_data;  // FI_EADDRNOTAVAIL: the sender's address
     };
     void write_completion(const Completion &c) noexcept;
     bool write_now(const Completion &c) noexcept;  // false: the CQ is full

@@ -2,6 +2,7 @@
 // the lane, else as a first fragment and middle fragments; the receiver matches the message
 // (at its first fragment, so matching follows arrival order per sender) against the posted
 // receives, or keeps it as unexpected until a receive claims it.
+#include "runtime/av/binding.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
@@ -243,7 +244,7 @@ transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
 void DataPath::drain(Peer &p) noexcept {
     if (p.state == PeerState::kFailed) return;
     if (p.reply_unsent) {
-        const transports::Status s = send_reply(p, wire::kWireupOk, p.reply_to, wire::kWireupReply);
+        const transports::Status s = send_reply(p, p.reply_status, p.reply_to, p.reply_type);
         if (s == transports::kNoResource) {
             mark_busy(p);
             return;
@@ -266,7 +267,7 @@ void DataPath::drain(Peer &p) noexcept {
             return;
         }
     }
-    if (p.state != PeerState::kConnected) return;  // the reply will mark it busy
+    if (p.state != PeerState::kConnected) return;  // the reply will mark it busy (or refuse)
     if (!p.ctrl.empty() && !drain_ctrl(p)) {
         if (p.state != PeerState::kFailed) mark_busy(p);
         return;
@@ -450,10 +451,14 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
                              uint64_t data, size_t msg_len) noexcept {
     const bool truncated = msg_len > r->iov.total;
     const bool has_data = (wire_flags & wire::kHasData) != 0;
-    if (!truncated && r->completion && r->parent == nullptr && overflow_.empty() &&
+    Peer *sender = src < peers_.size() ? peers_[src].get() : nullptr;
+    fi_addr_t from = sender != nullptr ? sender->report_id : FI_ADDR_NOTAVAIL;
+    if (from == FI_ADDR_NOTAVAIL && sender != nullptr) from = source_of(*sender);
+    // FI_SOURCE_ERR: a sender not in the AV makes this an error entry (the data is delivered).
+    const bool unknown = cfg_.source_err && from == FI_ADDR_NOTAVAIL && sender != nullptr;
+    if (!truncated && !unknown && r->completion && r->parent == nullptr && overflow_.empty() &&
         cfg_.rx_cq != nullptr) {
         // The common case, straight into the CQ ring.
-        const fi_addr_t from = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
         if (cfg_.rx_cq->write(r->context,
                               FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) |
                                   (has_data ? FI_REMOTE_CQ_DATA : 0),
@@ -472,11 +477,22 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
     c.len = truncated ? r->iov.total : msg_len;
     c.data = has_data ? data : 0;
     c.tag = r->tagged ? tag : 0;
-    c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
+    c.src = from;
     c.err = truncated ? FI_ETRUNC : 0;
     c.olen = truncated ? msg_len - r->iov.total : 0;
     if (r->parent != nullptr) c.buf = r->iov.v[0].base;
-    const bool completion = r->completion || truncated;
+    if (unknown && !truncated) {
+        // Its address, as fi_av_insert takes it; with AV keys, src names the key it used.
+        c.err = FI_EADDRNOTAVAIL;
+        try {
+            c.err_data = transports::address::pack(sender->address);
+            if (c.err_data.size() < cfg_.addr_len) c.err_data.resize(cfg_.addr_len, 0);
+        } catch (const std::bad_alloc &) {
+            c.err_data.clear();
+        }
+        c.src = cfg_.av_auth_keys ? av::key_report_id(cfg_.av, sender->key_handle) : FI_ADDR_NOTAVAIL;
+    }
+    const bool completion = r->completion || c.err != 0;
     if (cfg_.recv_cntr != nullptr) {
         if (truncated) cntr::on_error(cfg_.recv_cntr);
         else cntr::on_completion(cfg_.recv_cntr, msg_len);
@@ -509,7 +525,7 @@ void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len
     c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
     c.len = len;
     c.tag = r->tagged ? r->msg_tag : 0;
-    c.src = src < peers_.size() ? peers_[src]->report_id : FI_ADDR_NOTAVAIL;
+    c.src = src < peers_.size() ? source_of(*peers_[src]) : FI_ADDR_NOTAVAIL;
     c.err = err;
     if (r->parent != nullptr) c.buf = r->iov.v[0].base;
     if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);

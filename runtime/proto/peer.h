@@ -33,6 +33,8 @@ struct Peer {
     bool request_unsent = false;  // kConnecting, but WIREUP_REQ still waits for lane room
     bool reply_unsent = false;    // a WIREUP_REP owed to the peer waits for lane room
     uint32_t reply_to = kNoPeer;  // the sender_idx that reply echoes
+    uint8_t reply_type = 0;       // wire::kWireupReply, or kWireupRefuse (with reply_status)
+    uint16_t reply_status = 0;
     bool busy = false;            // on the data path's list of peers with queued work
 
     transports::address::EndpointAddress address;
@@ -59,6 +61,13 @@ struct Peer {
     uint64_t rx_data = 0;
 
     int fail_status = 0;  // kFailed: the error its sends complete with (negative fi errno)
+
+    // report_id is FI_ADDR_NOTAVAIL: the AV's change counter when it was last looked up.
+    uint64_t report_checked = 0;
+    // FI_AV_AUTH_KEY domains: the key this side presents in WIREUP_REQ (its AV entry's), and
+    // the held key the peer's own request matched (FI_SOURCE_ERR reports its handle).
+    std::vector<uint8_t> present_key;
+    fi_addr_t key_handle = FI_ADDR_NOTAVAIL;
 
     // Rendezvous (rndv.cpp): how this side moves large messages to the peer, chosen on first
     // need, and the zero-copy lane it uses (connected on first use).

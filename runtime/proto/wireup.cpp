@@ -85,6 +85,11 @@ Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
         }
         if (p == nullptr) p = add_peer(std::move(a));
         p->report_id = e.user_id;
+        if (cfg_.av_auth_keys && p->present_key.empty()) {
+            const uint8_t *kb = nullptr;
+            size_t kl = 0;
+            if (av::auth_key_bytes(cfg_.av, e.auth_key, kb, kl) == 0) p->present_key.assign(kb, kb + kl);
+        }
         // Only plain entry indices are cached (not rx-context addresses or other high bits).
         if (index <= av::encoding::kMaxEntryIndex) {
             if (index >= by_addr_.size()) by_addr_.resize(index + 1);
@@ -148,11 +153,11 @@ transports::Status DataPath::send_request(Peer &p) {
     h.sender_idx = p.local_idx;
     h.receiver_idx = kNoPeer;
     h.addr_len = static_cast<uint16_t>(cfg_.address.size());
-    h.key_len = static_cast<uint16_t>(cfg_.auth_key.size());
+    const std::vector<uint8_t> &key = cfg_.av_auth_keys ? p.present_key : cfg_.auth_key;
+    h.key_len = static_cast<uint16_t>(key.size());
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
-    WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), cfg_.auth_key.data(),
-                 cfg_.auth_key.size()};
+    WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
@@ -200,11 +205,31 @@ void DataPath::fail_peer(Peer &p, int error) {
     }
 }
 
-bool DataPath::key_accepted(const uint8_t *key, size_t len) const noexcept {
-    // Classic keys: endpoints that share a key communicate. (FI_AV_AUTH_KEY domains: a later
-    // step checks the key against the ones the endpoint holds.)
+bool DataPath::key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) const noexcept {
+    *handle = FI_ADDR_NOTAVAIL;
+    if (cfg_.av_auth_keys) {
+        // One of the keys this endpoint took at fi_enable.
+        for (const auto &k : cfg_.held_keys) {
+            if (k.bytes.size() == len && len != 0 && std::memcmp(key, k.bytes.data(), len) == 0) {
+                *handle = k.handle;
+                return true;
+            }
+        }
+        return false;
+    }
+    // Classic keys: endpoints that share a key communicate.
     if (len != cfg_.auth_key.size()) return false;
     return len == 0 || std::memcmp(key, cfg_.auth_key.data(), len) == 0;
+}
+
+fi_addr_t DataPath::source_of(Peer &p) noexcept {
+    if (p.report_id != FI_ADDR_NOTAVAIL) return p.report_id;
+    const uint64_t now = av::changes(cfg_.av);
+    if (now != p.report_checked) {
+        p.report_checked = now;
+        p.report_id = report_id_for(p.address);
+    }
+    return p.report_id;
 }
 
 void DataPath::handle_wireup(const uint8_t *data, size_t length) {
@@ -250,7 +275,7 @@ void DataPath::handle_request(const WireupView &w) {
         uint16_t status = wire::kWireupOk;
         if (w.hdr.version != wire::kProtocolVersion) {
             status = wire::kWireupBadVersion;
-        } else if (!key_accepted(w.key, w.hdr.key_len)) {
+        } else if (!key_accepted(w.key, w.hdr.key_len, &p->key_handle)) {
             status = wire::kWireupBadKey;
         }
         if (!open_lane(*p)) return;  // we cannot answer a peer we cannot reach
@@ -259,7 +284,15 @@ void DataPath::handle_request(const WireupView &w) {
             UFI_LOG_INFO(Subsys::EpData, "wireup: refused {}: {}", address::describe(p->address),
                          status == wire::kWireupBadVersion ? "protocol version differs"
                                                            : "authorization key not held");
-            (void)send_reply(*p, status, w.hdr.sender_idx, wire::kWireupRefuse);
+            // Delivered even when the lane is still connecting (tcp): the refused sender's
+            // operations fail instead of waiting for an answer.
+            if (send_reply(*p, status, w.hdr.sender_idx, wire::kWireupRefuse) == transports::kNoResource) {
+                p->reply_unsent = true;
+                p->reply_to = w.hdr.sender_idx;
+                p->reply_type = wire::kWireupRefuse;
+                p->reply_status = status;
+                mark_busy(*p);
+            }
             return;
         }
         p->remote_idx = w.hdr.sender_idx;
@@ -272,6 +305,8 @@ void DataPath::handle_request(const WireupView &w) {
         if (s == transports::kNoResource) {
             p->reply_unsent = true;
             p->reply_to = w.hdr.sender_idx;
+            p->reply_type = wire::kWireupReply;
+            p->reply_status = wire::kWireupOk;
             mark_busy(*p);
         } else if (s != transports::kOk) {
             fail_peer(*p, fi_errno_of(s));

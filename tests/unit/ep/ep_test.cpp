@@ -101,6 +101,7 @@ TEST_F(EpTest, OpenRejectsBadArguments) {
     copy->ep_attr->max_msg_size = info_->ep_attr->max_msg_size;
 
     // Garbage as a source address.
+    free(copy->src_addr);  // the default source fi_getinfo filled in
     copy->src_addr = malloc(8);
     std::memset(copy->src_addr, 0xab, 8);
     copy->src_addrlen = 8;
@@ -568,6 +569,7 @@ TEST_F(EpTest, SetnameAdoptsAnIdentity) {
     forget(&again->fid);
     EXPECT_FALSE(runtime::ep::ids::in_use(old_addr.endpoint_id)) << "released at close";
     fi_info *copy = fi_dupinfo(info_);
+    free(copy->src_addr);  // the default source fi_getinfo filled in
     copy->src_addr = malloc(old_name.size());
     std::memcpy(copy->src_addr, old_name.data(), old_name.size());
     copy->src_addrlen = old_name.size();
