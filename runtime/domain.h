@@ -44,6 +44,12 @@ struct Domain : fid_domain {
 
     // Negotiated attributes, read by the subsystems.
     int threading = FI_THREAD_SAFE;
+    // FI_PROGRESS_AUTO: each enabled endpoint has a progress thread, so completion objects
+    // and endpoints are written from two threads whatever the threading model.
+    bool auto_progress = false;
+    bool needs_data_locks() const noexcept {
+        return threading == FI_THREAD_SAFE || threading == FI_THREAD_UNSPEC || auto_progress;
+    }
     int mr_mode = 0;
     int av_type = FI_AV_TABLE;
     uint64_t caps = 0;

@@ -55,8 +55,8 @@ Cq::Cq(Domain *domain, const Config &config, size_t capacity)
       threshold_cond_(config.threshold_cond),
       capacity_(capacity),
       mask_(capacity - 1),
-      write_lock_(threading_needs_locks(domain->threading)),
-      read_lock_(threading_needs_locks(domain->threading)) {}
+      write_lock_(domain->needs_data_locks()),
+      read_lock_(domain->needs_data_locks()) {}
 
 int Cq::open(Domain *domain, const Config &config, void *context, fi_ops *ops, fi_ops_cq *cq_ops,
              Cq **out) noexcept {

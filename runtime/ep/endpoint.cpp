@@ -98,8 +98,7 @@ Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointO
       // The worker is driven by data calls and by every CQ/counter read: under
       // FI_THREAD_COMPLETION two CQs of one endpoint may be read from two threads, so the
       // worker is locked then too; FI_THREAD_DOMAIN/ENDPOINT serialize it for us.
-      worker_lock_(threading_needs_locks(domain->threading) ||
-                   domain->threading == FI_THREAD_COMPLETION) {
+      worker_lock_(domain->needs_data_locks() || domain->threading == FI_THREAD_COMPLETION) {
     fid.fclass = FI_CLASS_EP;
     fid.context = context;
     fid.ops = ops.fid;
@@ -557,6 +556,13 @@ int Endpoint::enable() noexcept {
         worker_ptr_.store(worker_.get(), std::memory_order_release);
         data_path_ptr_.store(data_path_.get(), std::memory_order_release);
         enabled_.store(true, std::memory_order_release);
+        if (domain_->auto_progress) {
+            if (const int rc = progress_thread_.start(source_); rc != 0) {
+                UFI_LOG_WARN(Subsys::EpCtrl,
+                             "fi_enable: FI_PROGRESS_AUTO without its thread: the endpoint "
+                             "progresses only when the application calls in");
+            }
+        }
         UFI_LOG_INFO(Subsys::EpCtrl, "fi_enable: {} on domain {}, address of {} bytes",
                      address::describe(address_), domain_->offer.name, blob_.size());
         return 0;
@@ -610,6 +616,7 @@ int Endpoint::close() noexcept {
                          "fi_close(endpoint): {} memory regions are still bound to it", mrs);
             return -FI_EBUSY;
         }
+        progress_thread_.stop();  // before anything it drives goes (it takes the worker lock)
         unbind_all();
         {
             // uct-brief section 8: ifaces, then the worker, then the async context (the

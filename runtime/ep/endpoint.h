@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/ep/options.h"
+#include "runtime/ep/progress_thread.h"
 #include "runtime/ep/wake_timer.h"
 #include "runtime/lock.h"
 #include "runtime/progress.h"
@@ -210,6 +211,8 @@ class Endpoint : public fid_ep {
     // Declared after the worker: destroyed first (its lanes are UCT endpoints on its ifaces).
     std::unique_ptr<proto::DataPath> data_path_;
     std::atomic<proto::DataPath *> data_path_ptr_{nullptr};
+    // FI_PROGRESS_AUTO (declared after what it drives: stopped first).
+    ProgressThread progress_thread_;
     transports::address::EndpointAddress address_;
     std::vector<uint8_t> blob_;
     std::string blob_string_;  // "fi_ufi://..."

@@ -74,8 +74,9 @@ inline constexpr uint32_t kDefaultAddrFormat = FI_ADDR_UCX;
 // Modes ufi requires from applications: none (it never uses the caller's fi_context).
 inline constexpr uint64_t kRequiredModes = 0;
 
-// Progress models that work: manual only until the progress thread lands.
-inline constexpr bool kAutoProgress = false;
+// Progress models that work: FI_PROGRESS_MANUAL (the default), and FI_PROGRESS_AUTO on
+// request (a progress thread per enabled endpoint, runtime/ep/progress_thread.h).
+inline constexpr bool kAutoProgress = true;
 
 // Protocol identity of ufi's wire format (runtime/proto/wire.h will own the version).
 inline constexpr uint32_t kProtocol = FI_PROTO_UCX;

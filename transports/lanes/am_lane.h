@@ -67,10 +67,14 @@ class AmLane {
     ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
         return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);
     }
-    // Whether check() can tell a dead peer (UCT_IFACE_FLAG_EP_CHECK: shared memory, where a
-    // dead peer is otherwise silent; tcp).
+    // Whether check() is how this lane learns of a dead peer: UCT_IFACE_FLAG_EP_CHECK without
+    // a keepalive of its own (shared memory, where a dead process is otherwise silent). tcp
+    // reports a closed connection by itself (UCT_IFACE_FLAG_EP_KEEPALIVE), and UCX 1.13's tcp
+    // ep check (a keepalive active message) crashes the receiving side when it meets a
+    // connection still being set up, so it is never asked.
     bool can_check() const noexcept {
-        return connected() && (iface_->attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK) != 0;
+        const uint64_t f = iface_ != nullptr ? iface_->attr.cap.flags : 0;
+        return connected() && (f & UCT_IFACE_FLAG_EP_CHECK) && !(f & UCT_IFACE_FLAG_EP_KEEPALIVE);
     }
     // Asks the transport whether the peer is alive; a dead one is reported to the iface's
     // error handler (EndpointWorker::report_failure), possibly from inside this call.
