@@ -102,6 +102,7 @@ Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
 }
 
 fi_addr_t DataPath::report_id_for(const address::EndpointAddress &a) const noexcept {
+    if (a.uuid == 0) return FI_ADDR_NOTAVAIL;  // known by host and port only: no identity yet
     fi_addr_t addr = FI_ADDR_NOTAVAIL;
     av::PeerEntry e;
     if (av::find_identity(cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0) return FI_ADDR_NOTAVAIL;
