@@ -1,11 +1,15 @@
-// A mutex that locks only when the application's threading model needs it: FI_THREAD_SAFE
-// takes it, FI_THREAD_DOMAIN/COMPLETION/ENDPOINT (the application serializes) skip it.
+// A lock taken only when the application's threading model needs it: FI_THREAD_SAFE (and
+// FI_PROGRESS_AUTO) take it, FI_THREAD_DOMAIN/COMPLETION/ENDPOINT (the application
+// serializes) skip it.
 // Data-path code uses this; control-path code (open, close, insert, register) may use a
 // plain std::mutex, since setup calls are rare and their callers may be any thread.
 #pragma once
 
 #include <rdma/fi_domain.h>
 
+#include <sched.h>
+
+#include <atomic>
 #include <mutex>
 
 namespace ufi::runtime {
@@ -13,16 +17,42 @@ namespace ufi::runtime {
 class OptionalMutex {
 public:
     explicit OptionalMutex(bool needed = true) : needed_(needed) {}
-    void lock() {
-        if (needed_) m_.lock();
+    OptionalMutex(const OptionalMutex &) = delete;
+    OptionalMutex &operator=(const OptionalMutex &) = delete;
+    void lock() noexcept {
+        if (needed_ && locked_.exchange(true, std::memory_order_acquire)) wait();
     }
-    void unlock() {
-        if (needed_) m_.unlock();
+    void unlock() noexcept {
+        if (needed_) locked_.store(false, std::memory_order_release);
     }
     bool needed() const { return needed_; }
 
 private:
-    std::mutex m_;
+    // A spinlock: these locks guard short data-path sections, where a pthread mutex's
+    // lock/unlock pair costs about as much as an empty fi_cq_read itself. A waiter spins a
+    // little, then yields (a holder may be descheduled, or in a long zero-copy call).
+    void wait() noexcept {
+        for (unsigned spins = 0;;) {
+            while (locked_.load(std::memory_order_relaxed)) {
+                if (++spins < kSpinsBeforeYield) {
+                    cpu_relax();
+                } else {
+                    sched_yield();
+                }
+            }
+            if (!locked_.exchange(true, std::memory_order_acquire)) return;
+        }
+    }
+    static void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield" ::: "memory");
+#endif
+    }
+    static constexpr unsigned kSpinsBeforeYield = 256;
+
+    std::atomic<bool> locked_{false};
     bool needed_;
 };
 
