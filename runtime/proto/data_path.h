@@ -237,6 +237,10 @@ class DataPath {
     UnexpMsg *match_unexpected(const RecvReq &r) noexcept;
     void complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
                        uint64_t data, size_t msg_len) noexcept;
+    // A pooled record for a message that found no receive (not queued yet); throws
+    // std::bad_alloc.
+    UnexpMsg *new_unexpected(const wire::EagerHdr &h, uint64_t cq_data, size_t total,
+                             size_t received);
     void retire_unexpected(UnexpMsg *u) noexcept;
     // Posts a filled receive: matches it against the unexpected messages, else queues it.
     ssize_t post_recv(RecvReq *r) noexcept;

@@ -533,6 +533,20 @@ void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len
     if (c.cq != nullptr) write_completion(c);
 }
 
+UnexpMsg *DataPath::new_unexpected(const wire::EagerHdr &h, uint64_t cq_data, size_t total,
+                                   size_t received) {
+    UnexpMsg *u = unexp_pool_.get();
+    u->tagged = (h.flags & wire::kTagged) != 0;
+    u->src = h.src;
+    u->wire_flags = h.flags;
+    u->tag = u->tagged ? h.tag : 0;
+    u->data = cq_data;
+    u->total = total;
+    u->received = received;
+    ++stats_.unexpected;
+    return u;
+}
+
 void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
     u->claimed = nullptr;
     u->claim_ctx = nullptr;
@@ -577,16 +591,9 @@ void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
         return;
     }
     try {
-        UnexpMsg *u = unexp_pool_.get();
-        u->tagged = tagged;
-        u->src = h.src;
-        u->wire_flags = h.flags;
-        u->tag = tagged ? h.tag : 0;
-        u->data = cq_data;
-        u->total = u->received = len;
+        UnexpMsg *u = new_unexpected(h, cq_data, len, len);
         u->bytes.assign(payload, payload + len);
         (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
-        ++stats_.unexpected;
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
                      len);
@@ -640,14 +647,7 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         return;
     }
     try {
-        UnexpMsg *u = unexp_pool_.get();
-        u->tagged = tagged;
-        u->src = h.src;
-        u->wire_flags = h.flags;
-        u->tag = p.rx_tag;
-        u->data = cq_data;
-        u->total = f.total;
-        u->received = len;
+        UnexpMsg *u = new_unexpected(h, cq_data, f.total, len);
         // Grown as fragments arrive (never sized from the header: a peer's claim of a huge
         // message must not make this side allocate it before the bytes come).
         u->bytes.assign(payload, payload + len);
@@ -655,7 +655,6 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
         p.rx_unexp = u;
         ++partial_rx_;
-        ++stats_.unexpected;
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
                      f.total);

@@ -423,19 +423,12 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
         return;
     }
     try {
-        UnexpMsg *u = unexp_pool_.get();
-        u->tagged = tagged;
-        u->src = h.src;
-        u->wire_flags = h.flags;
-        u->tag = tagged ? h.tag : 0;
-        u->data = cq_data;
-        u->total = info.total;
-        u->received = info.total;  // nothing arrives later: the data waits at the sender
+        // Nothing arrives later: the data waits at the sender.
+        UnexpMsg *u = new_unexpected(h, cq_data, info.total, info.total);
         u->bytes.clear();
         u->rts = true;
         u->rts_info = std::move(info);
         (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
-        ++stats_.unexpected;
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous announcement is dropped");
     }

@@ -1,5 +1,6 @@
 #include "transports/lanes/am_lane.h"
 
+#include "transports/lanes/record_addr.h"
 #include "transports/selection_config.h"
 
 #include <algorithm>
@@ -11,23 +12,12 @@ namespace {
 constexpr uint64_t kNeeded = UCT_IFACE_FLAG_CONNECT_TO_IFACE;
 constexpr uint64_t kAnyAm = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY;
 
-const uct_device_addr_t *dev_addr(const address::TransportRecord &r) {
-    static const uint8_t kEmpty[8] = {};
-    return reinterpret_cast<const uct_device_addr_t *>(r.device_addr.empty() ? kEmpty
-                                                                             : r.device_addr.data());
-}
-const uct_iface_addr_t *iface_addr(const address::TransportRecord &r) {
-    static const uint8_t kEmpty[8] = {};
-    return reinterpret_cast<const uct_iface_addr_t *>(r.iface_addr.empty() ? kEmpty
-                                                                           : r.iface_addr.data());
-}
-
 }  // namespace
 
 Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &peer, AmLane &out) {
     AmLane lane;
     const Status status =
-        Ep::connect_to_iface(iface.iface.get(), dev_addr(peer), iface_addr(peer), lane.ep_);
+        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
     if (status != UCS_OK) return status;
     lane.iface_ = &iface;
     const uct_iface_attr_t &a = iface.attr;
@@ -68,7 +58,7 @@ LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointA
                 rec.iface_addr.size() != a.iface_addr_len) {
                 continue;
             }
-            if (!uct_iface_is_reachable(oi.iface.get(), dev_addr(rec), iface_addr(rec))) continue;
+            if (!uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec))) continue;
             const double cost = a.latency.c + a.overhead;
             const bool better = best.iface == SIZE_MAX || cost < best_cost ||
                                 (cost == best_cost && a.priority > best_priority) ||

@@ -2,6 +2,7 @@
 
 #include "runtime/log/log.h"
 #include "transports/fork_safety.h"
+#include "transports/lanes/record_addr.h"
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -13,21 +14,6 @@
 #include <utility>
 
 namespace ufi::transports {
-
-namespace {
-
-const uct_device_addr_t *dev_addr(const address::TransportRecord &r) {
-    static const uint8_t kEmpty[8] = {};
-    return reinterpret_cast<const uct_device_addr_t *>(r.device_addr.empty() ? kEmpty
-                                                                             : r.device_addr.data());
-}
-const uct_iface_addr_t *iface_addr(const address::TransportRecord &r) {
-    static const uint8_t kEmpty[8] = {};
-    return reinterpret_cast<const uct_iface_addr_t *>(r.iface_addr.empty() ? kEmpty
-                                                                           : r.iface_addr.data());
-}
-
-}  // namespace
 
 // ---- LocalRegion -------------------------------------------------------------------------
 
@@ -118,7 +104,7 @@ void PeerKey::reset() noexcept {
 Status RmaLane::connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out) {
     RmaLane lane;
     const Status s =
-        Ep::connect_to_iface(iface.iface.get(), dev_addr(peer), iface_addr(peer), lane.ep_);
+        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
     if (s != UCS_OK) return s;
     lane.iface_ = &iface;
     out = std::move(lane);
@@ -143,7 +129,7 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
                 rec.iface_addr.size() != a.iface_addr_len) {
                 continue;
             }
-            if (!uct_iface_is_reachable(oi.iface.get(), dev_addr(rec), iface_addr(rec))) continue;
+            if (!uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec))) continue;
             const double bw = a.bandwidth.dedicated + a.bandwidth.shared;
             if (bw > best_bw) {
                 best.iface = i;
