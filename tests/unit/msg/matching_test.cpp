@@ -281,3 +281,65 @@ TEST_F(MsgTest, DeliveryAndMatchCompleteWaitForTheReceiver) {
 
 }  // namespace
 }  // namespace ufi::msg_test
+
+namespace ufi::msg_test {
+namespace {
+
+// Counters bound to the data path count successes and errors (a truncated receive is an
+// error), eager and rendezvous alike.
+TEST_F(MsgTest, CountersCountSuccessesAndErrors) {
+    fi_cntr_attr attr{};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *sent = nullptr, *received = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &sent, nullptr), 0);
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &received, nullptr), 0);
+    // Counters bind before fi_enable: reopen A and B with them.
+    for (Side *s : {&a_, &b_}) close_side(*s);
+    for (Side *s : {&a_, &b_}) {
+        fi_av_attr av_attr{};
+        ASSERT_EQ(fi_av_open(domain_, &av_attr, &s->av, nullptr), 0);
+        fi_cq_attr cq_attr{};
+        cq_attr.format = FI_CQ_FORMAT_TAGGED;
+        ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &s->cq, nullptr), 0);
+        ASSERT_EQ(fi_endpoint(domain_, info_, &s->ep, nullptr), 0);
+        ASSERT_EQ(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
+        ASSERT_EQ(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV), 0);
+        ASSERT_EQ(fi_ep_bind(s->ep, s == &a_ ? &sent->fid : &received->fid,
+                             s == &a_ ? FI_SEND : FI_RECV), 0);
+        ASSERT_EQ(fi_enable(s->ep), 0);
+        size_t len = 0;
+        ASSERT_EQ(fi_getname(&s->ep->fid, nullptr, &len), -FI_ETOOSMALL);
+        s->name.resize(len);
+        ASSERT_EQ(fi_getname(&s->ep->fid, s->name.data(), &len), 0);
+    }
+    a_to_b_ = insert(a_, b_.name);
+    const size_t sizes[] = {8, 5000, 200000};
+    for (size_t n : sizes) {
+        const auto out = pattern(n, 1);
+        std::vector<uint8_t> in(n);
+        ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+        ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, out.data(), n, nullptr, a_to_b_, 1, nullptr); }), 0);
+        fi_cq_tagged_entry e{};
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        ASSERT_EQ(wait(a_.cq, e), 1);
+    }
+    // A truncated receive: an error on the receive counter; the send still succeeds.
+    const auto big = pattern(300000, 2);
+    std::vector<uint8_t> small(100);
+    ASSERT_EQ(fi_trecv(b_.ep, small.data(), small.size(), nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, big.data(), big.size(), nullptr, a_to_b_, 2, nullptr); }), 0);
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+    EXPECT_EQ(error(b_.cq).err, FI_ETRUNC);
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    EXPECT_EQ(fi_cntr_read(sent), 4u);
+    EXPECT_EQ(fi_cntr_readerr(sent), 0u);
+    EXPECT_EQ(fi_cntr_read(received), 3u);
+    EXPECT_EQ(fi_cntr_readerr(received), 1u);
+    for (Side *s : {&a_, &b_}) close_side(*s);
+    EXPECT_EQ(fi_close(&sent->fid), 0);
+    EXPECT_EQ(fi_close(&received->fid), 0);
+}
+
+}  // namespace
+}  // namespace ufi::msg_test

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# UFI_PROTO_INFO=y logs, per peer, the AM lane and its limits, the rendezvous protocol, its
+# transport and threshold; without it, nothing of that at info level. Drives a ping-pong with
+# ufi_perf (server and client on 127.0.0.1) and reads the log files.
+# Usage: proto_info_test.sh <ufi_perf> <port>
+set -u
+perf=$1 port=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "--- $f"; cat "$f"; done; exit 1; }
+
+run() {  # label, then env assignments
+    local label=$1; shift
+    env "$@" UFI_LOG_LEVEL=info UFI_LOG_FILE="$dir/$label-server.log" \
+        timeout 60 "$perf" -p "$port" >/dev/null 2>&1 &
+    local srv=$!
+    sleep 0.5
+    env "$@" UFI_LOG_LEVEL=info UFI_LOG_FILE="$dir/$label-client.log" \
+        timeout 60 "$perf" -p "$port" -t tag_lat -s 8,1M -n 20 -w 2 127.0.0.1 >/dev/null 2>&1 \
+        || fail "$label: client failed"
+    wait $srv || fail "$label: server failed"
+    port=$((port + 1))
+}
+
+run on UFI_PROTO_INFO=y UFI_TLS=shm
+grep -q "protocols to peer .*active messages over posix/memory (short [0-9]* B, bcopy [0-9]* B); messages above [0-9]* B by rendezvous" \
+    "$dir/on-client.log" || fail "no protocol line with UFI_PROTO_INFO=y (shm)"
+run tcp UFI_PROTO_INFO=y UFI_TLS=tcp UFI_NET_DEVICES=lo
+grep -q "protocols to peer .*active messages over tcp/lo .* by rendezvous PUT over tcp/lo" \
+    "$dir/tcp-client.log" || fail "no tcp protocol line"
+run off UFI_TLS=shm
+grep -q "protocols to peer" "$dir/off-client.log" && fail "protocol lines without UFI_PROTO_INFO"
+echo "ok"
