@@ -313,7 +313,12 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
         mr.page_size = req.page_size;
         if (policy.allocated) {
             for (std::size_t i = 0; i < segs.size(); ++i) {
-                if (!range_is_mapped(segs[i].addr, segs[i].len)) {
+                // A range the registration cache holds is mapped (ucm reports unmaps): no
+                // system call for the common case of registering a buffer again.
+                const bool cached =
+                    state.cache != nullptr &&
+                    state.cache->covers(reinterpret_cast<const void *>(segs[i].addr), segs[i].len);
+                if (!cached && !range_is_mapped(segs[i].addr, segs[i].len)) {
                     UFI_LOG_WARN(
                         Subsys::Mr,
                         "{}: {} [{:#x}, +{}) is not mapped: FI_MR_ALLOCATED needs allocated memory",

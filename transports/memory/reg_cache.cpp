@@ -67,6 +67,21 @@ void RegCache::unlock() const {
     if (config_.thread_safe) mutex_.unlock();
 }
 
+bool RegCache::covers(const void *address, std::size_t length) {
+    if (!caching_) return false;
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    lock();
+    struct Unlock {
+        const RegCache *c;
+        ~Unlock() { c->unlock(); }
+    } unlock_guard{this};
+    process_events();  // an unmap reported since drops its regions first
+    auto it = tree_.upper_bound(a);
+    if (it == tree_.begin()) return false;
+    const Region *r = std::prev(it)->second;
+    return r->start_ <= a && r->end_ >= a + length;
+}
+
 ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out,
                                std::string *failed_md) {
     const auto a = reinterpret_cast<std::uintptr_t>(address);

@@ -100,6 +100,11 @@ class RegCache {
     ucs_status_t acquire(void *address, std::size_t length, RegionRef &out,
                          std::string *failed_md = nullptr);
 
+    // Whether a cached region covers [address, address + length): then the range is mapped
+    // (the monitor drops a region when any of it is unmapped), which spares FI_MR_ALLOCATED's
+    // check a system call. False when not caching.
+    bool covers(const void *address, std::size_t length);
+
     // Drops the cached regions that overlap the range (fi_mr_refresh; in-use regions stay
     // valid for their holders but are not handed out again).
     void invalidate(void *address, std::size_t length);

@@ -108,6 +108,22 @@ TEST_F(MrApiBasic, UnmappedMemoryIsRefusedUnderAllocated) {
     munmap(static_cast<char *>(p) + 2 * page, 2 * page);
 }
 
+TEST_F(MrApiBasic, ACachedRangeUnmappedSinceIsRefused) {
+    // A registration the cache keeps lets the next fi_mr_reg of the range skip the mapping
+    // check; once the range is unmapped (ucm reports it), the check is made again.
+    ASSERT_TRUE(info_->domain_attr->mr_mode & FI_MR_ALLOCATED);
+    const size_t page = static_cast<size_t>(getpagesize());
+    void *p = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(reg(p, 4 * page, 0, &mr), 0);
+    ASSERT_EQ(fi_close(&mr->fid), 0);  // cached
+    ASSERT_EQ(reg(p, 4 * page, 0, &mr), 0) << "a cache hit";
+    ASSERT_EQ(fi_close(&mr->fid), 0);
+    ASSERT_EQ(munmap(p, 4 * page), 0);
+    EXPECT_EQ(reg(p, 4 * page, 0, &mr), -FI_EFAULT) << "unmapped since it was cached";
+}
+
 // ---- errors named by the page and the issue ------------------------------------------------
 
 TEST_F(MrApi, ZeroLengthIsInvalid) {
