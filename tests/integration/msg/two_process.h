@@ -12,6 +12,7 @@
 #include <rdma/fi_tagged.h>
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -71,6 +72,7 @@ struct Side {
                 if (cq != nullptr) {
                     fi_cq_tagged_entry none;
                     (void)fi_cq_read(cq, &none, 0);  // progress only: reads no entry
+                    sched_yield();
                 }
                 continue;
             }
@@ -93,6 +95,9 @@ struct Side {
         while (std::chrono::steady_clock::now() < deadline) {
             const ssize_t rc = fi_cq_readfrom(cq, &e, 1, src);
             if (rc != -FI_EAGAIN) return rc;
+            // Both processes poll: on a machine with fewer cores than pollers (CI runs tests
+            // side by side), give the peer the core instead of spinning out the time slice.
+            sched_yield();
         }
         return -FI_ETIMEDOUT;
     }
@@ -104,6 +109,7 @@ struct Side {
             if (rc != -FI_EAGAIN || std::chrono::steady_clock::now() > deadline) return rc;
             fi_cq_tagged_entry none;
             (void)fi_cq_read(cq, &none, 0);
+            sched_yield();
         }
     }
 };
