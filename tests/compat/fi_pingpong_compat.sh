@@ -3,10 +3,11 @@
 # ufi's compat libfabric.so.1: server and client, RDM endpoints, -m msg and -m tagged, every
 # size (-S all) with data checks (-c), over shared memory and over tcp pinned to loopback.
 # fi_pingpong exchanges addresses over its own TCP control socket on 127.0.0.1.
-# Usage: fi_pingpong_compat.sh <compat dir> <first control port>   (77 = skipped)
+# Usage: fi_pingpong_compat.sh <compat dir>   (77 = skipped)
+# Control ports are ones the kernel finds free at each pair (fixed ports in the ephemeral range
+# collide with those other tests' tcp transports listen on).
 set -uo pipefail
 compat_dir=$1
-port=$2
 fail() { echo "FAIL: $*"; exit 1; }
 command -v fi_pingpong >/dev/null || { echo "SKIP: fi_pingpong not installed (apt-get install libfabric-bin)"; exit 77; }
 export LD_LIBRARY_PATH="$compat_dir"
@@ -16,8 +17,9 @@ grep -q "$compat_dir/libfabric.so.1" <<<"$(ldd "$(command -v fi_pingpong)")" || 
 # One server/client pair; every wait bounded. $1: label, $2: mode, then env assignments.
 run_pair() {
   local label=$1 mode=$2; shift 2
-  local slog clog
+  local slog clog port
   slog=$(mktemp) clog=$(mktemp)
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   env "$@" timeout 120 fi_pingpong -p ufi -e rdm -m "$mode" -S all -I 20 -c -B "$port" >"$slog" 2>&1 &
   local server=$!
   sleep 0.3
@@ -25,7 +27,6 @@ run_pair() {
   local crc=$?
   wait "$server"
   local src=$?
-  port=$((port + 1))
   if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then
     echo "--- server ($label, $mode)"; cat "$slog"; echo "--- client"; cat "$clog"
     rm -f "$slog" "$clog"

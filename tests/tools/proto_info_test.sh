@@ -2,24 +2,38 @@
 # UFI_PROTO_INFO=y logs, per peer, the AM lane and its limits, the rendezvous protocol, its
 # transport and threshold; without it, nothing of that at info level. Drives a ping-pong with
 # ufi_perf (server and client on 127.0.0.1) and reads the log files.
-# Usage: proto_info_test.sh <ufi_perf> <port>
+# Usage: proto_info_test.sh <ufi_perf>
 set -u
-perf=$1 port=$2
+perf=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/*.log; do echo "--- $f"; cat "$f"; done; exit 1; }
 
-run() {  # label, then env assignments
+# A port free now (the kernel's pick): fixed ports in the ephemeral range collide with the
+# ports other tests' tcp transports listen on.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+run() {  # label, then env assignments; a second try on a fresh port if the first one fails
     local label=$1; shift
-    env "$@" UFI_LOG_LEVEL=info UFI_LOG_FILE="$dir/$label-server.log" \
-        timeout 60 "$perf" -p "$port" >/dev/null 2>&1 &
-    local srv=$!
-    sleep 0.5
-    env "$@" UFI_LOG_LEVEL=info UFI_LOG_FILE="$dir/$label-client.log" \
-        timeout 60 "$perf" -p "$port" -t tag_lat -s 8,1M -n 20 -w 2 127.0.0.1 >/dev/null 2>&1 \
-        || fail "$label: client failed"
-    wait $srv || fail "$label: server failed"
-    port=$((port + 1))
+    local try port srv
+    for try in 1 2; do
+        port=$(free_port)
+        env "$@" UFI_LOG_LEVEL=info UFI_LOG_FILE="$dir/$label-server.log" \
+            timeout 30 "$perf" -p "$port" >/dev/null 2>&1 &
+        srv=$!
+        sleep 0.5
+        if env "$@" UFI_LOG_LEVEL=info UFI_LOG_FILE="$dir/$label-client.log" \
+            timeout 30 "$perf" -p "$port" -t tag_lat -s 8,1M -n 20 -w 2 127.0.0.1 >/dev/null 2>&1 &&
+            wait $srv; then
+            return 0
+        fi
+        kill $srv 2>/dev/null
+        wait $srv 2>/dev/null
+        rm -f "$dir/$label-server.log" "$dir/$label-client.log"
+    done
+    fail "$label: the ping-pong failed twice"
 }
 
 run on UFI_PROTO_INFO=y UFI_TLS=shm

@@ -2,13 +2,16 @@
 """ufi_perf as a user runs it: a server and a client on 127.0.0.1, each test with --json
 (every line one object with test, size, iters, lat_us, bw_MBps, msg_rate), the table and CSV
 forms, transports from UFI_TLS (shared memory; tcp on loopback), and bad command lines.
-Usage: ufi_perf_test.py <ufi_perf> <first port>"""
+Usage: ufi_perf_test.py <ufi_perf>
+Ports are ones the kernel finds free at each run (fixed ports in the ephemeral range collide
+with the ones other tests' tcp transports listen on)."""
 import json
 import os
+import socket
 import subprocess
 import sys
 
-exe, port = sys.argv[1], int(sys.argv[2])
+exe = sys.argv[1]
 KEYS = {"test", "size", "iters", "lat_us", "bw_MBps", "msg_rate"}
 
 
@@ -17,8 +20,14 @@ def fail(msg):
     sys.exit(1)
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def pair(args, env_extra=None):
-    global port
+    port = free_port()
     env = dict(os.environ, **(env_extra or {}))
     server = subprocess.Popen([exe, "-p", str(port)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
@@ -29,7 +38,6 @@ def pair(args, env_extra=None):
     finally:
         if server.poll() is None:
             server.kill()
-    port += 1
     if client.returncode != 0 or server.returncode != 0:
         fail(f"{args}: client {client.returncode} {client.stderr}; server {server.returncode} {serr}")
     return client.stdout
