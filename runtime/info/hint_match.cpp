@@ -47,11 +47,10 @@ uint64_t offered_caps(uint64_t caps) {
 // The caps an application gets (fi_getinfo(3)): the primaries it asked for (with all
 // directions when it named none; the transfer primaries when it named only secondaries),
 // plus every secondary capability the entry has, except FI_SOURCE and FI_SOURCE_ERR, which
-// change completions and are returned only on request. Asking for nothing (caps 0) gets
-// everything offered but FI_SOURCE_ERR (it turns completions from unknown senders into error
-// entries: never without asking).
+// change completions and are returned only on request. Asking for nothing (caps 0, or no
+// hints: what fi_info does) gets everything offered, as libfabric's providers answer.
 uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
-    if (requested == 0) return offered & ~FI_SOURCE_ERR;
+    if (requested == 0) return offered;
     uint64_t primaries = requested & kPrimaryMask;
     uint64_t directions = requested & kDirectionMask;
     // Secondary capabilities alone still get the data-transfer primaries (not the domain's
@@ -333,7 +332,7 @@ bool check_fabric(const fi_fabric_attr &prov, const fi_fabric_attr &hint, std::s
 MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_version) {
     MatchResult res;
     const uint64_t offered = offered_caps(cand.caps);
-    uint64_t caps = negotiated_caps(0, cand.caps);  // no hints: as for caps 0
+    uint64_t caps = cand.caps;  // no hints: everything offered
     uint32_t addr_format = cand.addr_format;
     std::optional<int> mr_mode_request;  // none without domain hints
 

@@ -123,8 +123,8 @@ TEST(HintMatch, NullHintsMatchEverything) {
     InfoPtr out(m.info);
     ASSERT_TRUE(out);
     EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
-                             FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_LOCAL_COMM |
-                             FI_REMOTE_COMM |
+                             FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
+                             FI_LOCAL_COMM | FI_REMOTE_COMM |
                              FI_AV_USER_ID);
     EXPECT_EQ(out->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->tx_attr->msg_order, static_cast<uint64_t>(FI_ORDER_SAS));
@@ -179,7 +179,7 @@ TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                               FI_LOCAL_COMM | FI_AV_USER_ID)
-        << "everything offered (FI_SOURCE_ERR reaches an application only on request)";
+        << "everything offered";
     InfoPtr hints(alloc_info());
     hints->caps = FI_REMOTE_COMM;
     MatchResult m = match_hints(*cand, hints.get(), kApi);
