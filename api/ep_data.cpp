@@ -217,12 +217,19 @@ ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
 ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & FI_MULTI_RECV) {
-        UFI_LOG_INFO(Subsys::EpData,
-                     "fi_trecvmsg: FI_MULTI_RECV on tagged receives (FI_TAGGED_MULTI_RECV) is not "
-                     "offered");
-        return -FI_EBADFLAGS;
+        if (!(ep_of(ep)->info().caps & FI_TAGGED_MULTI_RECV)) {
+            UFI_LOG_INFO(Subsys::EpData,
+                         "fi_trecvmsg: FI_MULTI_RECV on a tagged receive needs the "
+                         "FI_TAGGED_MULTI_RECV capability");
+            return -FI_EBADFLAGS;
+        }
+        if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
+            UFI_LOG_INFO(Subsys::EpData,
+                         "fi_trecvmsg: FI_MULTI_RECV does not go with FI_PEEK/FI_CLAIM/FI_DISCARD");
+            return -FI_EBADFLAGS;
+        }
     }
-    if (flags & ~kTaggedRecvFlags) return -FI_EBADFLAGS;
+    if (flags & ~(kTaggedRecvFlags | FI_MULTI_RECV)) return -FI_EBADFLAGS;
     if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM))) {
         UFI_LOG_INFO(Subsys::EpData, "fi_trecvmsg: FI_DISCARD needs FI_PEEK or FI_CLAIM");
         return -FI_EINVAL;

@@ -48,16 +48,17 @@ uint64_t offered_caps(uint64_t caps) {
 // directions when it named none; the transfer primaries when it named only secondaries),
 // plus every secondary capability the entry has, except FI_SOURCE and FI_SOURCE_ERR, which
 // change completions and are returned only on request. Asking for nothing (caps 0, or no
-// hints: what fi_info does) gets everything offered, as libfabric's providers answer.
+// hints: what fi_info does) gets everything offered, as libfabric's providers answer, except
+// libfabric 2.0's receive capabilities (kOnlyOnRequestCaps).
 uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
-    if (requested == 0) return offered;
+    if (requested == 0) return offered & ~kOnlyOnRequestCaps;
     uint64_t primaries = requested & kPrimaryMask;
     uint64_t directions = requested & kDirectionMask;
     // Secondary capabilities alone still get the data-transfer primaries (not the domain's
     // FI_AV_USER_ID, which changes how fi_addr_t values are reported).
     if (primaries == 0) primaries = offered & kPrimaryMask & ~kDomainPrimaryCaps;
     if (directions == 0) directions = offered_caps(primaries) & kDirectionMask;
-    constexpr uint64_t kOnRequest = FI_SOURCE | FI_SOURCE_ERR;
+    constexpr uint64_t kOnRequest = FI_SOURCE | FI_SOURCE_ERR | kOnlyOnRequestCaps;
     const uint64_t secondaries = offered & ~(kPrimaryMask | kDirectionMask | kOnRequest);
     return primaries | directions | secondaries | (requested & offered & kOnRequest);
 }
@@ -332,7 +333,7 @@ bool check_fabric(const fi_fabric_attr &prov, const fi_fabric_attr &hint, std::s
 MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_version) {
     MatchResult res;
     const uint64_t offered = offered_caps(cand.caps);
-    uint64_t caps = cand.caps;  // no hints: everything offered
+    uint64_t caps = cand.caps & ~kOnlyOnRequestCaps;  // no hints: everything offered
     uint32_t addr_format = cand.addr_format;
     std::optional<int> mr_mode_request;  // none without domain hints
 

@@ -30,7 +30,9 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     fi_info *info = alloc_info();
     if (info == nullptr) return nullptr;
 
-    const uint64_t caps = kPrimaryCaps | kSecondaryCaps | kDomainPrimaryCaps | reach_caps(offer);
+    const uint64_t api2 = FI_VERSION_GE(api_version, FI_VERSION(2, 0)) ? kApi2Caps : 0;
+    const uint64_t caps =
+        kPrimaryCaps | kSecondaryCaps | api2 | kDomainPrimaryCaps | reach_caps(offer);
     info->caps = caps;
     info->mode = kRequiredModes;
     info->addr_format = kDefaultAddrFormat;

@@ -120,7 +120,9 @@ class DataPath {
     ssize_t send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags, uint64_t tag,
                  uint64_t data, bool tagged, bool inject) noexcept;
     // fi_recv* / fi_trecv*: src is FI_ADDR_UNSPEC for any source (directed receive needs
-    // FI_DIRECTED_RECV). 0, -FI_EAGAIN (rx queue full), -FI_EINVAL.
+    // FI_DIRECTED_RECV, or FI_TAGGED_DIRECTED_RECV for tagged ones); FI_MULTI_RECV makes the
+    // buffer take message after message (tagged ones with FI_TAGGED_MULTI_RECV). 0,
+    // -FI_EAGAIN (rx queue full), -FI_EINVAL.
     ssize_t recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
                  uint64_t ignore, bool tagged) noexcept;
     // The same for one buffer (fi_recv, fi_trecv), without building a list first.
@@ -334,7 +336,14 @@ class DataPath {
     size_t rx_size_;
     size_t tx_outstanding_ = 0;
     size_t rx_posted_ = 0;
-    bool directed_recv_;
+    bool directed_msg_;       // receives match their source (FI_DIRECTED_RECV)
+    bool directed_tagged_;    // tagged ones do (also FI_TAGGED_DIRECTED_RECV)
+    bool exact_directed_;     // FI_EXACT_DIRECTED_RECV: FI_ADDR_UNSPEC is refused there
+    bool tagged_multi_recv_;  // FI_TAGGED_MULTI_RECV: FI_MULTI_RECV on tagged receives
+    // The peer index a receive (or FI_PEEK) from `src` matches: kNoPeer for any source;
+    // -FI_EINVAL in *rc when src names nothing or is FI_ADDR_UNSPEC where the source must be
+    // exact.
+    uint32_t recv_source(fi_addr_t src, bool tagged, ssize_t &rc) noexcept;
 
     std::vector<std::unique_ptr<Peer>> peers_;
     std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index

@@ -295,21 +295,31 @@ void DataPath::drain(Peer &p) noexcept {
 // ---------------------------------------------------------------------------------------
 // Receiving
 
+uint32_t DataPath::recv_source(fi_addr_t src, bool tagged, ssize_t &rc) noexcept {
+    if (!(tagged ? directed_tagged_ : directed_msg_)) return kNoPeer;  // src is ignored
+    if (src == FI_ADDR_UNSPEC) {
+        if (!exact_directed_) return kNoPeer;
+        UFI_LOG_INFO(Subsys::EpData,
+                     "receive from FI_ADDR_UNSPEC on an FI_EXACT_DIRECTED_RECV endpoint");
+        rc = -FI_EINVAL;
+        return kNoPeer;
+    }
+    Peer *p = peer_for_addr(src);
+    if (p == nullptr) {
+        rc = -FI_EINVAL;
+        return kNoPeer;
+    }
+    return p->local_idx;
+}
+
 RecvReq *DataPath::new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
                             uint64_t ignore, bool tagged, ssize_t &rc) noexcept {
     if (rx_posted_ >= rx_size_) {
         rc = -FI_EAGAIN;
         return nullptr;
     }
-    uint32_t from = kNoPeer;
-    if (directed_recv_ && src != FI_ADDR_UNSPEC) {
-        Peer *p = peer_for_addr(src);
-        if (p == nullptr) {
-            rc = -FI_EINVAL;
-            return nullptr;
-        }
-        from = p->local_idx;
-    }
+    const uint32_t from = recv_source(src, tagged, rc);
+    if (rc != 0) return nullptr;
     RecvReq *r;
     try {
         r = recv_pool_.get();
@@ -323,7 +333,8 @@ RecvReq *DataPath::new_recv(fi_addr_t src, void *context, uint64_t flags, uint64
     r->ignore = ignore;
     r->context = context;
     r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
-    r->multi = (flags & FI_MULTI_RECV) != 0 && !tagged;  // (op_flags may carry it to fi_trecv)
+    // (rx op_flags may carry FI_MULTI_RECV to fi_trecv: it applies where the caps allow it)
+    r->multi = (flags & FI_MULTI_RECV) != 0 && (!tagged || tagged_multi_recv_);
     r->multi_offset = 0;
     r->children = 0;
     r->released = false;
@@ -407,7 +418,7 @@ RecvReq *DataPath::place_in(RecvReq *m, size_t len) noexcept {
 
 ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
                        uint64_t tag, uint64_t ignore, bool tagged) noexcept {
-    if ((flags & FI_MULTI_RECV) && !tagged && iov.count > 1) {
+    if ((flags & FI_MULTI_RECV) && (!tagged || tagged_multi_recv_) && iov.count > 1) {
         UFI_LOG_INFO(Subsys::EpData, "fi_recvmsg: an FI_MULTI_RECV buffer must be one buffer");
         return -FI_EINVAL;
     }

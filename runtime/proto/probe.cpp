@@ -26,11 +26,9 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
     probe.tagged = true;
     probe.tag = tag;
     probe.ignore = ignore;
-    if (directed_recv_ && src != FI_ADDR_UNSPEC) {
-        Peer *p = peer_for_addr(src);
-        if (p == nullptr) return -FI_EINVAL;
-        probe.src = p->local_idx;
-    }
+    ssize_t rc = 0;
+    probe.src = recv_source(src, true, rc);
+    if (rc != 0) return rc;
     UnexpMsg *u = unexp_tagged_.empty() ? nullptr : match_unexpected(probe);
     Completion c{};
     c.cq = cfg_.rx_cq;

@@ -178,8 +178,9 @@ TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
     EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
-                              FI_LOCAL_COMM | FI_AV_USER_ID)
-        << "everything offered";
+                              FI_LOCAL_COMM | FI_AV_USER_ID | FI_TAGGED_DIRECTED_RECV |
+                              FI_TAGGED_MULTI_RECV | FI_EXACT_DIRECTED_RECV)
+        << "everything offered (the 2.0 receive caps given only on request)";
     InfoPtr hints(alloc_info());
     hints->caps = FI_REMOTE_COMM;
     MatchResult m = match_hints(*cand, hints.get(), kApi);

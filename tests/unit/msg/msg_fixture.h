@@ -34,13 +34,14 @@ class MsgTest : public ::testing::Test {
   protected:
     virtual void adjust_hints(fi_info *) {}
     virtual int cq_format() const { return FI_CQ_FORMAT_TAGGED; }
+    virtual uint32_t api_version() const { return FI_VERSION(2, 0); }
 
     void SetUp() override {
         fi_info *hints = fi_allocinfo();
         hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
         hints->ep_attr->type = FI_EP_RDM;
         adjust_hints(hints);
-        const int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info_);
+        const int rc = fi_getinfo(api_version(), nullptr, nullptr, 0, hints, &info_);
         fi_freeinfo(hints);
         ASSERT_EQ(rc, 0) << fi_strerror(-rc);
         ASSERT_EQ(fi_fabric(info_->fabric_attr, &fabric_, nullptr), 0);
