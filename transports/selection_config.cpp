@@ -1,10 +1,12 @@
 #include "transports/selection_config.h"
 
 #include "runtime/config/config.h"
+#include "runtime/log/log.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <mutex>
 #include <utility>
 
 namespace ufi::transports {
@@ -292,6 +294,23 @@ SelectionConfig parse_selection_config(std::string_view tls, std::string_view ne
 SelectionConfig selection_config_from_registry() {
     const ufi::config::Registry &reg = ufi::config::registry();
     return parse_selection_config(reg.get_list("UFI_TLS"), reg.get_list("UFI_NET_DEVICES"));
+}
+
+std::vector<std::string> connect_to_ep_from_registry() {
+    std::vector<std::string> out;
+    for (const std::string &item : ufi::config::registry().get_list("UFI_CONNECT_TO_EP")) {
+        std::string name = lower(item);
+        if (!is_known_transport_name(name)) {
+            static std::once_flag warned;
+            std::call_once(warned, [&] {
+                UFI_LOG_WARN(ufi::log::Subsys::Core, "UFI_CONNECT_TO_EP: unknown transport '{}' ignored",
+                             name);
+            });
+            continue;
+        }
+        for (std::string &member : expand_transport_alias(name)) push_unique(out, std::move(member));
+    }
+    return out;
 }
 
 }  // namespace ufi::transports

@@ -72,6 +72,10 @@ SelectionConfig parse_selection_config(std::string_view tls, std::string_view ne
 // From UFI_TLS and UFI_NET_DEVICES in ufi::config::registry().
 SelectionConfig selection_config_from_registry();
 
+// UFI_CONNECT_TO_EP: transport names (aliases expanded, lower case, unique) whose lanes connect
+// endpoint to endpoint; unknown names are warned about once and dropped.
+std::vector<std::string> connect_to_ep_from_registry();
+
 // The transports an alias stands for; {name} itself when it is no alias.
 std::vector<std::string> expand_transport_alias(std::string_view name);
 // True for UCX 1.13 transport names and the aliases above.

@@ -203,4 +203,15 @@ ucs_status_t Ep::connect_to_iface(uct_iface_h iface, const uct_device_addr_t *de
     return status;
 }
 
+ucs_status_t Ep::create_unconnected(uct_iface_h iface, Ep &out) {
+    uct_ep_params_t params;
+    std::memset(&params, 0, sizeof(params));
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface = iface;
+    uct_ep_h ep = nullptr;
+    const ucs_status_t status = uct_ep_create(&params, &ep);
+    if (status == UCS_OK) out = Ep(ep);
+    return status;
+}
+
 }  // namespace ufi::transports

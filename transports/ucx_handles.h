@@ -189,6 +189,9 @@ class Ep : public detail::UniqueHandle<uct_ep_h, detail::release_ep> {
     // A connect-to-iface endpoint to the peer iface with these device and iface addresses.
     static ucs_status_t connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
                                          const uct_iface_addr_t *iface_addr, Ep &out);
+    // An endpoint to be connected to a peer's endpoint (uct_ep_connect_to_ep) once the two
+    // sides exchanged their endpoint addresses.
+    static ucs_status_t create_unconnected(uct_iface_h iface, Ep &out);
 };
 
 }  // namespace ufi::transports

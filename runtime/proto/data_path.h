@@ -96,6 +96,7 @@ struct DataPathStats {
     uint64_t dropped_malformed = 0;   // headers too short or inconsistent
     uint64_t dropped_unknown_src = 0; // messages naming no connected peer
     uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
+    uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
     uint64_t unexpected = 0;          // messages that arrived before their receive
     uint64_t rndv_sends = 0;          // messages sent by rendezvous
     uint64_t rndv_get = 0;            // received by each rendezvous protocol
@@ -193,6 +194,15 @@ class DataPath {
     void connect(Peer &p);
     transports::Status send_request(Peer &p);
     transports::Status send_reply(Peer &p, uint16_t status, uint32_t sender_idx, uint8_t type);
+    transports::Status send_wireup_ack(Peer &p);
+    // Endpoint-to-endpoint lanes (wireup.cpp): the section this side's messages carry (empty:
+    // none); taking the peer's (false: this side will not connect that way, p2p dropped);
+    // moving the traffic to the p2p lane once both sides connected; giving it up.
+    std::vector<uint8_t> p2p_section(const Peer &p) const;
+    bool accept_p2p(Peer &p, const uint8_t *section, size_t len);
+    void promote_p2p(Peer &p);
+    void drop_p2p(Peer &p) noexcept;
+    void handle_wireup_ack(const WireupView &w);
     void fail_peer(Peer &p, int error);
     void mark_busy(Peer &p);
     void handle_wireup(const uint8_t *data, size_t length);

@@ -267,6 +267,24 @@ void DataPath::drain(Peer &p) noexcept {
             return;
         }
     }
+    if (p.ack_unsent) {
+        // The first message on an endpoint-to-endpoint lane (or the refusal of one): before
+        // any traffic.
+        const transports::Status s = send_wireup_ack(p);
+        if (s == transports::kNoResource) {
+            mark_busy(p);
+            return;
+        }
+        p.ack_unsent = false;
+        if (s != transports::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+        if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) {
+            p.state = PeerState::kConnected;
+            choose_rndv(p);
+        }
+    }
     if (p.state != PeerState::kConnected) return;  // the reply will mark it busy (or refuse)
     if (!p.ctrl.empty() && !drain_ctrl(p)) {
         if (p.state != PeerState::kFailed) mark_busy(p);

@@ -21,15 +21,20 @@ void DataPath::handle_failures() noexcept {
     for (const auto &f : failures) {
         for (auto &pp : peers_) {
             Peer &p = *pp;
-            if (f.ep == nullptr || (p.lane.handle() != f.ep && p.rma.handle() != f.ep)) continue;
+            if (f.ep == nullptr || (p.lane.handle() != f.ep && p.rma.handle() != f.ep &&
+                                    p.aux.handle() != f.ep && p.p2p.handle() != f.ep)) {
+                continue;
+            }
             const int error = fi_errno_of(f.status);
             if (p.state != PeerState::kFailed) {
                 UFI_LOG_WARN(Subsys::EpData,
                              "peer {} failed ({} on {}): its operations complete with {}",
                              transports::address::describe(p.address),
                              transports::to_string(f.status),
-                             p.lane.handle() == f.ep ? p.lane.resource().label()
-                                                     : p.rma.iface().resource->label(),
+                             p.lane.handle() == f.ep  ? p.lane.resource().label()
+                             : p.rma.handle() == f.ep ? p.rma.iface().resource->label()
+                             : p.aux.handle() == f.ep ? p.aux.resource().label()
+                                                      : p.p2p.resource().label(),
                              fi_strerror(-error));
                 fail_peer(p, error);
             }
@@ -37,6 +42,8 @@ void DataPath::handle_failures() noexcept {
             // now, so the transfers still counting them finish here.
             p.rma.reset();
             p.lane.reset();
+            p.aux.reset();
+            p.p2p.reset();
             fail_rndv(p, true);
             break;
         }

@@ -12,6 +12,7 @@
 
 #include <rdma/fabric.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -38,7 +39,17 @@ struct Peer {
     bool busy = false;            // on the data path's list of peers with queued work
 
     transports::address::EndpointAddress address;
-    transports::AmLane lane;
+    transports::AmLane lane;  // where its traffic goes (the handshake's lane until p2p took over)
+
+    // An endpoint-to-endpoint lane (wire.h): made when the chosen transport connects that way,
+    // it becomes `lane` once both sides connected theirs; the handshake lane is kept in `aux`.
+    transports::AmLane p2p;
+    transports::AmLane aux;
+    size_t p2p_record = SIZE_MAX;  // the peer's record of the p2p transport
+    bool p2p_connected = false;    // ours is connected to the peer's endpoint
+    bool p2p_peer_ready = false;   // the peer's is connected to ours (its reply or its ack said)
+    bool ack_unsent = false;       // a WIREUP_ACK owed to the peer waits for lane room
+    uint16_t ack_status = 0;       // wire::kWireupOk or kWireupP2pDeclined
 
     // What receive completions report as this peer's source (fi_cq_readfrom): its fi_addr in
     // the endpoint's AV, or its user ID; FI_ADDR_NOTAVAIL while it is in no AV entry.

@@ -7,6 +7,15 @@
 // carries that index (`src`), so the receiver finds the sender (FI_SOURCE, directed receive)
 // in one indexed load; sends queue until the reply arrives.
 //
+// Endpoint-to-endpoint lanes (rc; tcp with UFI_CONNECT_TO_EP): the handshake goes over a
+// connect-to-iface lane and each message carries a P2P section, the transport's name and the
+// sender's new endpoint's address. The receiver of WIREUP_REQ connects its own endpoint to it
+// and answers with its address in WIREUP_REP; the requester connects, sends WIREUP_ACK on the
+// new lane and moves its traffic there; the receiver moves its traffic on WIREUP_ACK (the one
+// lane both use from then on, so nothing overtakes anything). A side that will not connect that
+// way leaves the section out of its message (or answers WIREUP_ACK with kWireupP2pDeclined),
+// and both stay on the connect-to-iface lane.
+//
 // Messages (fi_msg and fi_tagged):
 //   EAGER        one message in one active message: short (all iovs <= the lane's max_short)
 //                or bcopy (<= max_bcopy)          EagerHdr [u64 cq data] payload
@@ -30,9 +39,9 @@
 
 namespace ufi::runtime::proto::wire {
 
-// Version 1: eager messages, rendezvous, wireup. A peer of another version is refused at
-// wireup.
-inline constexpr uint8_t kProtocolVersion = 1;
+// Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
+// P2P section, WIREUP_ACK). A peer of another version is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 2;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -53,6 +62,8 @@ enum WireupType : uint8_t {
     kWireupRequest = 1,  // "I am (uuid, ep id, address), I call you sender_idx"
     kWireupReply = 2,    // "accepted: put receiver_idx in what you send me"
     kWireupRefuse = 3,   // "refused": status says why (version, authorization key)
+    kWireupAck = 4,      // "my endpoint is connected to yours": sent on the new lane (or
+                         // kWireupP2pDeclined on the old one)
 };
 
 enum WireupStatus : uint16_t {
@@ -60,20 +71,28 @@ enum WireupStatus : uint16_t {
     kWireupBadVersion = 1,
     kWireupBadKey = 2,       // the sender's authorization key is not one this endpoint holds
     kWireupNoResources = 3,  // the receiver cannot take another peer
+    kWireupP2pDeclined = 4,  // WIREUP_ACK: no endpoint-to-endpoint lane, stay where we are
 };
 
-// Followed by the sender's address (addr_len bytes) and authorization key (key_len bytes).
+// The P2P section (p2p_len bytes after the key): u8 name length, the transport's name, then
+// its endpoint address (the rest).
+inline constexpr size_t kMaxP2pSection = 1024;
+
+// Followed by the sender's address (addr_len bytes), authorization key (key_len bytes) and
+// P2P section (p2p_len bytes).
 struct WireupHdr {
     uint8_t type;             // WireupType
     uint8_t version;          // kProtocolVersion of the sender
-    uint16_t status;          // WireupStatus (replies)
-    uint32_t sender_idx;      // the sender's index for the receiver (echoed in replies)
+    uint16_t status;          // WireupStatus (replies, acks)
+    uint32_t sender_idx;      // the sender's index for the receiver (echoed in replies; acks:
+                              // the receiver's own index for the sender)
     uint32_t receiver_idx;    // replies: the receiver's index for the sender
     uint16_t addr_len;        // requests: bytes of the sender's ufi address that follow
     uint16_t key_len;         // requests: bytes of the sender's authorization key after it
     uint64_t uuid;            // the sender's identity (its address's uuid and endpoint id)
     uint32_t endpoint_id;
-    uint32_t reserved;
+    uint16_t p2p_len;         // requests and replies: bytes of the P2P section (0: none)
+    uint16_t reserved;
 };
 static_assert(sizeof(WireupHdr) == 32);
 

@@ -1,7 +1,8 @@
 // Peers and the connection handshake (wire.h): a peer is made known from an AV entry or from
 // its WIREUP_REQ; connecting chooses its AM lane, sends WIREUP_REQ and queues sends until
 // WIREUP_REP tells the index to put in them. A request from a peer is answered at once (its
-// key checked), so after one exchange both sides know each other.
+// key checked), so after one exchange both sides know each other. Endpoint-to-endpoint lanes
+// take a third message, WIREUP_ACK (wire.h).
 #include "runtime/av/addr_encoding.h"
 #include "runtime/av/binding.h"
 #include "runtime/log/log.h"
@@ -25,6 +26,7 @@ struct WireupView {
     wire::WireupHdr hdr;
     const uint8_t *addr = nullptr;
     const uint8_t *key = nullptr;
+    const uint8_t *p2p = nullptr;  // the P2P section (hdr.p2p_len bytes), if any
 };
 
 namespace {
@@ -35,15 +37,21 @@ struct WireupPack {
     size_t addr_len;
     const uint8_t *key;
     size_t key_len;
+    const uint8_t *p2p = nullptr;
+    size_t p2p_len = 0;
 };
 
 size_t pack_wireup(void *dest, void *arg) {
     const auto *w = static_cast<const WireupPack *>(arg);
     auto *d = static_cast<uint8_t *>(dest);
     std::memcpy(d, w->hdr, sizeof *w->hdr);
-    if (w->addr_len) std::memcpy(d + sizeof *w->hdr, w->addr, w->addr_len);
-    if (w->key_len) std::memcpy(d + sizeof *w->hdr + w->addr_len, w->key, w->key_len);
-    return sizeof *w->hdr + w->addr_len + w->key_len;
+    size_t at = sizeof *w->hdr;
+    if (w->addr_len) std::memcpy(d + at, w->addr, w->addr_len);
+    at += w->addr_len;
+    if (w->key_len) std::memcpy(d + at, w->key, w->key_len);
+    at += w->key_len;
+    if (w->p2p_len) std::memcpy(d + at, w->p2p, w->p2p_len);
+    return at + w->p2p_len;
 }
 
 transports::Status status_of_bcopy(ssize_t rc) {
@@ -117,20 +125,100 @@ bool DataPath::open_lane(Peer &p) {
         fail_peer(p, -FI_EHOSTUNREACH);
         return false;
     }
-    transports::OpenIface &iface = *worker_->ifaces()[choice.iface];
+    // An endpoint talking to itself stays on the lane that connects at once.
+    const bool itself = p.address.uuid != 0 && p.address.uuid == cfg_.uuid &&
+                        p.address.endpoint_id == cfg_.endpoint_id;
+    const bool p2p = choice.p2p && !itself;
+    const size_t first = choice.p2p ? choice.aux_iface : choice.iface;
+    const size_t record = choice.p2p ? choice.aux_record : choice.record;
+    transports::OpenIface &iface = *worker_->ifaces()[first];
     worker_->activate(iface);  // a network iface is progressed once it carries traffic
     const ucs_status_t status =
-        transports::AmLane::connect(iface, p.address.records[choice.record], p.lane);
+        transports::AmLane::connect(iface, p.address.records[record], p.lane);
     if (status != UCS_OK) {
         UFI_LOG_WARN(Subsys::EpData, "peer {}: cannot connect over {}: {}",
-                     address::describe(p.address), worker_->ifaces()[choice.iface]->resource->label(),
+                     address::describe(p.address), iface.resource->label(),
                      transports::to_string(status));
         fail_peer(p, fi_errno_of(status));
         return false;
     }
-    UFI_LOG_DEBUG(Subsys::EpData, "peer {}: active messages over {}", address::describe(p.address),
-                  p.lane.resource().label());
+    if (p2p) {
+        transports::OpenIface &target = *worker_->ifaces()[choice.iface];
+        worker_->activate(target);
+        const ucs_status_t ps = transports::AmLane::create_p2p(target, p.p2p);
+        if (ps == UCS_OK) {
+            p.p2p_record = choice.record;
+        } else {
+            UFI_LOG_INFO(Subsys::EpData, "peer {}: no endpoint over {} ({}): staying on {}",
+                         address::describe(p.address), target.resource->label(),
+                         transports::to_string(ps), iface.resource->label());
+        }
+    }
+    UFI_LOG_DEBUG(Subsys::EpData, "peer {}: active messages over {}{}{}",
+                  address::describe(p.address), p.lane.resource().label(),
+                  p.p2p.connected() ? ", then endpoint to endpoint over " : "",
+                  p.p2p.connected() ? p.p2p.resource().label() : std::string());
     return true;
+}
+
+std::vector<uint8_t> DataPath::p2p_section(const Peer &p) const {
+    std::vector<uint8_t> out;
+    if (!p.p2p.connected()) return out;
+    std::vector<uint8_t> ep;
+    if (p.p2p.ep_address(ep) != UCS_OK) return out;
+    const std::string &tl = p.p2p.resource().tl;
+    if (tl.size() > 255 || 1 + tl.size() + ep.size() > wire::kMaxP2pSection) return out;
+    out.reserve(1 + tl.size() + ep.size());
+    out.push_back(static_cast<uint8_t>(tl.size()));
+    out.insert(out.end(), tl.begin(), tl.end());
+    out.insert(out.end(), ep.begin(), ep.end());
+    return out;
+}
+
+bool DataPath::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
+    if (len < 1 || len < 1 + size_t{section[0]}) return false;
+    const std::string tl(reinterpret_cast<const char *>(section + 1), section[0]);
+    const uint8_t *ep = section + 1 + section[0];
+    const size_t ep_len = len - 1 - section[0];
+    if (p.address.uuid == cfg_.uuid && p.address.endpoint_id == cfg_.endpoint_id) return false;
+    if (!p.p2p.connected() || p.p2p.resource().tl != tl) {
+        // This side had none (or another transport's): one over the peer's, if the policy
+        // connects that transport endpoint to endpoint here too.
+        drop_p2p(p);
+        const transports::LaneChoice c =
+            transports::choose_p2p_lane(*worker_, p.address, lane_policy_, tl);
+        if (c.iface == SIZE_MAX) return false;
+        transports::OpenIface &target = *worker_->ifaces()[c.iface];
+        worker_->activate(target);
+        if (transports::AmLane::create_p2p(target, p.p2p) != UCS_OK) return false;
+        p.p2p_record = c.record;
+    }
+    if (p.p2p_connected) return true;  // crossing handshakes: connected at the first one
+    const ucs_status_t s = p.p2p.connect_to_peer(p.address.records[p.p2p_record], ep, ep_len);
+    if (s != UCS_OK) {
+        UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect endpoint to endpoint over {}: {}",
+                     address::describe(p.address), tl, transports::to_string(s));
+        drop_p2p(p);
+        return false;
+    }
+    p.p2p_connected = true;
+    return true;
+}
+
+void DataPath::promote_p2p(Peer &p) {
+    if (!p.p2p_connected || !p.p2p_peer_ready || !p.p2p.connected()) return;
+    p.aux = std::move(p.lane);
+    p.lane = std::move(p.p2p);
+    p.p2p_connected = p.p2p_peer_ready = false;
+    ++stats_.p2p_lanes;
+    UFI_LOG_DEBUG(Subsys::EpData, "peer {}: traffic moves to {} (endpoint to endpoint)",
+                  address::describe(p.address), p.lane.resource().label());
+}
+
+void DataPath::drop_p2p(Peer &p) noexcept {
+    p.p2p = transports::AmLane();
+    p.p2p_record = SIZE_MAX;
+    p.p2p_connected = p.p2p_peer_ready = false;
 }
 
 void DataPath::connect(Peer &p) {
@@ -158,7 +246,16 @@ transports::Status DataPath::send_request(Peer &p) {
     h.key_len = static_cast<uint16_t>(key.size());
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
-    WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size()};
+    std::vector<uint8_t> p2p;
+    try {
+        p2p = p2p_section(p);
+    } catch (const std::bad_alloc &) {
+        p2p.clear();
+    }
+    if (p2p.empty()) drop_p2p(p);  // the connect-to-iface lane serves
+    h.p2p_len = static_cast<uint16_t>(p2p.size());
+    WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size(),
+                 p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
@@ -172,6 +269,29 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     h.receiver_idx = p.local_idx;
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
+    std::vector<uint8_t> p2p;
+    if (type == wire::kWireupReply && p.p2p_connected) {
+        try {
+            p2p = p2p_section(p);
+        } catch (const std::bad_alloc &) {
+            p2p.clear();
+        }
+        if (p2p.empty()) drop_p2p(p);  // the requester then stays on the handshake lane
+    }
+    h.p2p_len = static_cast<uint16_t>(p2p.size());
+    WireupPack w{&h, nullptr, 0, nullptr, 0, p2p.data(), p2p.size()};
+    return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
+}
+
+transports::Status DataPath::send_wireup_ack(Peer &p) {
+    wire::WireupHdr h{};
+    h.type = wire::kWireupAck;
+    h.version = wire::kProtocolVersion;
+    h.status = p.ack_status;
+    h.sender_idx = p.remote_idx;  // the receiver's own index for us
+    h.receiver_idx = p.local_idx;
+    h.uuid = cfg_.uuid;
+    h.endpoint_id = cfg_.endpoint_id;
     WireupPack w{&h, nullptr, 0, nullptr, 0};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
@@ -179,7 +299,7 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
 void DataPath::fail_peer(Peer &p, int error) {
     p.state = PeerState::kFailed;
     p.fail_status = error != 0 ? error : -FI_EIO;
-    p.request_unsent = p.reply_unsent = false;
+    p.request_unsent = p.reply_unsent = p.ack_unsent = false;
     while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
     p.ctrl.clear();
     fail_rndv(p);
@@ -240,7 +360,11 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
         return;
     }
     std::memcpy(&w.hdr, data, sizeof w.hdr);
-    const size_t extra = size_t{w.hdr.addr_len} + w.hdr.key_len;
+    const size_t extra = size_t{w.hdr.addr_len} + w.hdr.key_len + w.hdr.p2p_len;
+    if (w.hdr.p2p_len > wire::kMaxP2pSection) {
+        ++stats_.dropped_malformed;
+        return;
+    }
     if (w.hdr.type == wire::kWireupRequest) {
         if (length != sizeof w.hdr + extra) {
             ++stats_.dropped_malformed;
@@ -248,9 +372,23 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
         }
         w.addr = data + sizeof w.hdr;
         w.key = w.addr + w.hdr.addr_len;
+        if (w.hdr.p2p_len) w.p2p = w.key + w.hdr.key_len;
         handle_request(w);
     } else if (w.hdr.type == wire::kWireupReply || w.hdr.type == wire::kWireupRefuse) {
+        // Replies carry no address or key; a P2P section only when they accept.
+        if (w.hdr.addr_len != 0 || w.hdr.key_len != 0 || length != sizeof w.hdr + extra ||
+            (w.hdr.p2p_len != 0 && w.hdr.type != wire::kWireupReply)) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        if (w.hdr.p2p_len) w.p2p = data + sizeof w.hdr;
         handle_reply(w);
+    } else if (w.hdr.type == wire::kWireupAck) {
+        if (length != sizeof w.hdr || extra != 0) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        handle_wireup_ack(w);
     } else {
         ++stats_.dropped_malformed;
     }
@@ -298,9 +436,19 @@ void DataPath::handle_request(const WireupView &w) {
         }
         p->remote_idx = w.hdr.sender_idx;
         const bool was_waiting = p->state == PeerState::kConnecting;
-        p->state = PeerState::kConnected;
         p->request_unsent = false;  // its request told it everything ours would have
-        choose_rndv(*p);
+        // An endpoint-to-endpoint lane: ours connects to the one the request offered, the
+        // reply offers ours, and traffic waits for the requester's ack (or its own reply).
+        const bool p2p =
+            w.p2p != nullptr && !p->lane.p2p() && accept_p2p(*p, w.p2p, w.hdr.p2p_len);
+        if (!p2p && !p->lane.p2p()) drop_p2p(*p);
+        if (p2p && !p->p2p_peer_ready) {
+            p->state = PeerState::kConnecting;
+        } else {
+            promote_p2p(*p);
+            p->state = PeerState::kConnected;
+            choose_rndv(*p);
+        }
         const transports::Status s =
             send_reply(*p, wire::kWireupOk, w.hdr.sender_idx, wire::kWireupReply);
         if (s == transports::kNoResource) {
@@ -359,10 +507,58 @@ void DataPath::handle_reply(const WireupView &w) {
         }
     }
     p.remote_idx = w.hdr.receiver_idx;
-    p.state = PeerState::kConnected;
     p.request_unsent = false;
+    if (p.lane.p2p()) {
+        // Traffic moved already (crossing handshakes): nothing left to agree.
+    } else if (w.p2p != nullptr && p.p2p.connected() && accept_p2p(p, w.p2p, w.hdr.p2p_len)) {
+        // The replier connected its endpoint to ours before it answered: ours connects to
+        // its, the traffic moves, and the ack (the first message on the new lane) tells it so.
+        p.p2p_peer_ready = true;
+        promote_p2p(p);
+        p.ack_status = wire::kWireupOk;
+        p.ack_unsent = true;
+    } else {
+        const bool offered = w.p2p != nullptr;
+        drop_p2p(p);
+        if (offered) {  // it waits for our ack: tell it to stay on the handshake lane
+            p.ack_status = wire::kWireupP2pDeclined;
+            p.ack_unsent = true;
+        }
+    }
+    if (p.ack_unsent) {
+        // Nothing may go before the ack (the peer drops traffic from a peer it has not
+        // connected yet): drain() sends it, then the queue.
+        p.state = PeerState::kConnecting;
+        mark_busy(p);
+        return;
+    }
+    p.state = PeerState::kConnected;
     choose_rndv(p);
     mark_busy(p);  // queued sends go now
+}
+
+void DataPath::handle_wireup_ack(const WireupView &w) {
+    const uint32_t idx = w.hdr.sender_idx;  // our own index for the sender
+    if (idx >= peers_.size()) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    Peer &p = *peers_[idx];
+    if (p.address.uuid != w.hdr.uuid || p.state == PeerState::kFailed) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (w.hdr.status == wire::kWireupOk && p.p2p_connected) {
+        p.p2p_peer_ready = true;
+        promote_p2p(p);
+    } else if (!p.lane.p2p()) {
+        drop_p2p(p);  // declined (or nothing to agree on): the handshake lane carries it all
+    }
+    if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer && !p.ack_unsent) {
+        p.state = PeerState::kConnected;
+        choose_rndv(p);
+        mark_busy(p);
+    }
 }
 
 }  // namespace ufi::runtime::proto

@@ -9,39 +9,26 @@ namespace ufi::transports {
 
 namespace {
 
-constexpr uint64_t kNeeded = UCT_IFACE_FLAG_CONNECT_TO_IFACE;
+constexpr uint64_t kToIface = UCT_IFACE_FLAG_CONNECT_TO_IFACE;
+constexpr uint64_t kToEp = UCT_IFACE_FLAG_CONNECT_TO_EP;
 constexpr uint64_t kAnyAm = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY;
 
-}  // namespace
-
-Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &peer, AmLane &out) {
-    AmLane lane;
-    const Status status =
-        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
-    if (status != UCS_OK) return status;
-    lane.iface_ = &iface;
-    const uct_iface_attr_t &a = iface.attr;
-    lane.max_short_ = (a.cap.flags & UCT_IFACE_FLAG_AM_SHORT) ? a.cap.am.max_short : 0;
-    lane.max_bcopy_ = (a.cap.flags & UCT_IFACE_FLAG_AM_BCOPY) ? a.cap.am.max_bcopy : 0;
-    out = std::move(lane);
-    return UCS_OK;
+// Whether `rec` is a record of iface `oi`'s transport that it reaches. An endpoint-to-endpoint
+// transport's iface address may be empty (rc): only the device address is compared.
+bool reaches(const OpenIface &oi, const address::TransportRecord &rec) {
+    const uct_iface_attr_t &a = oi.attr;
+    if (rec.tl != oi.resource->tl) return false;
+    if (rec.device_addr.size() != a.device_addr_len || rec.iface_addr.size() != a.iface_addr_len) {
+        return false;
+    }
+    return uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec)) != 0;
 }
 
-void release_am_desc(void *data, size_t rx_headroom) noexcept {
-    uct_iface_release_desc(static_cast<char *>(data) - rx_headroom);
-}
-
-LanePolicy LanePolicy::from_registry() {
-    const SelectionConfig cfg = selection_config_from_registry();
-    LanePolicy p;
-    p.sysv_allowed =
-        cfg.tls.mode == FilterMode::Include &&
-        std::find(cfg.tls.tokens.begin(), cfg.tls.tokens.end(), "sysv") != cfg.tls.tokens.end();
-    return p;
-}
-
-LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
-                          const LanePolicy &policy) {
+// The best (lowest latency + overhead) iface that sends AMs, passes `accept`, and reaches one
+// of the peer's records.
+template <typename Accept>
+LaneChoice best_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
+                     const LanePolicy &policy, Accept &&accept) {
     LaneChoice best;
     double best_cost = 0;
     int best_priority = 0;
@@ -49,16 +36,10 @@ LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointA
     for (size_t i = 0; i < ifaces.size(); ++i) {
         const OpenIface &oi = *ifaces[i];
         const uct_iface_attr_t &a = oi.attr;
-        if ((a.cap.flags & kNeeded) != kNeeded || (a.cap.flags & kAnyAm) == 0) continue;
+        if ((a.cap.flags & kAnyAm) == 0 || !accept(oi)) continue;
         if (oi.resource->tl == "sysv" && !policy.sysv_allowed) continue;
         for (size_t r = 0; r < peer.records.size(); ++r) {
-            const address::TransportRecord &rec = peer.records[r];
-            if (rec.tl != oi.resource->tl) continue;
-            if (rec.device_addr.size() != a.device_addr_len ||
-                rec.iface_addr.size() != a.iface_addr_len) {
-                continue;
-            }
-            if (!uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec))) continue;
+            if (!reaches(oi, peer.records[r])) continue;
             const double cost = a.latency.c + a.overhead;
             const bool better = best.iface == SIZE_MAX || cost < best_cost ||
                                 (cost == best_cost && a.priority > best_priority) ||
@@ -72,13 +53,115 @@ LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointA
             }
         }
     }
+    return best;
+}
+
+}  // namespace
+
+void AmLane::set_limits(const OpenIface &iface) noexcept {
+    iface_ = &iface;
+    const uct_iface_attr_t &a = iface.attr;
+    max_short_ = (a.cap.flags & UCT_IFACE_FLAG_AM_SHORT) ? a.cap.am.max_short : 0;
+    max_bcopy_ = (a.cap.flags & UCT_IFACE_FLAG_AM_BCOPY) ? a.cap.am.max_bcopy : 0;
+}
+
+Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &peer, AmLane &out) {
+    AmLane lane;
+    const Status status =
+        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
+    if (status != UCS_OK) return status;
+    lane.set_limits(iface);
+    out = std::move(lane);
+    return UCS_OK;
+}
+
+Status AmLane::create_p2p(const OpenIface &iface, AmLane &out) {
+    AmLane lane;
+    const Status status = Ep::create_unconnected(iface.iface.get(), lane.ep_);
+    if (status != UCS_OK) return status;
+    lane.set_limits(iface);
+    lane.p2p_ = true;
+    out = std::move(lane);
+    return UCS_OK;
+}
+
+Status AmLane::ep_address(std::vector<uint8_t> &out) const {
+    if (!p2p_ || !ep_) return UCS_ERR_INVALID_PARAM;
+    out.assign(iface_->attr.ep_addr_len, 0);
+    return uct_ep_get_address(ep_.get(), reinterpret_cast<uct_ep_addr_t *>(out.data()));
+}
+
+Status AmLane::connect_to_peer(const address::TransportRecord &peer, const uint8_t *ep_addr,
+                               size_t len) noexcept {
+    if (!p2p_ || !ep_ || len != iface_->attr.ep_addr_len || peer.tl != iface_->resource->tl ||
+        peer.device_addr.size() != iface_->attr.device_addr_len) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return uct_ep_connect_to_ep(ep_.get(), device_addr_of(peer),
+                                reinterpret_cast<const uct_ep_addr_t *>(ep_addr));
+}
+
+void release_am_desc(void *data, size_t rx_headroom) noexcept {
+    uct_iface_release_desc(static_cast<char *>(data) - rx_headroom);
+}
+
+LanePolicy LanePolicy::from_registry() {
+    const SelectionConfig cfg = selection_config_from_registry();
+    LanePolicy p;
+    p.sysv_allowed =
+        cfg.tls.mode == FilterMode::Include &&
+        std::find(cfg.tls.tokens.begin(), cfg.tls.tokens.end(), "sysv") != cfg.tls.tokens.end();
+    p.connect_to_ep = connect_to_ep_from_registry();
+    return p;
+}
+
+bool LanePolicy::p2p(const OpenIface &iface) const noexcept {
+    const uint64_t f = iface.attr.cap.flags;
+    if (!(f & kToEp)) return false;
+    if (!(f & kToIface)) return true;
+    return std::find(connect_to_ep.begin(), connect_to_ep.end(), iface.resource->tl) !=
+           connect_to_ep.end();
+}
+
+LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
+                          const LanePolicy &policy) {
+    const auto any = [&](const OpenIface &oi) {
+        return (oi.attr.cap.flags & kToIface) || policy.p2p(oi);
+    };
+    const auto to_iface = [&](const OpenIface &oi) {
+        return (oi.attr.cap.flags & kToIface) != 0 && !policy.p2p(oi);
+    };
+    const auto can_iface = [&](const OpenIface &oi) { return (oi.attr.cap.flags & kToIface) != 0; };
+    LaneChoice best = best_lane(worker, peer, policy, any);
+    if (best.iface != SIZE_MAX && policy.p2p(*worker.ifaces()[best.iface])) {
+        // The handshake needs a lane that connects at once (a forced transport's own iface
+        // connection serves too).
+        const LaneChoice aux = best_lane(worker, peer, policy, can_iface);
+        if (aux.iface != SIZE_MAX) {
+            best.p2p = true;
+            best.aux_iface = aux.iface;
+            best.aux_record = aux.record;
+        } else {
+            best = best_lane(worker, peer, policy, to_iface);
+        }
+    }
     if (best.iface == SIZE_MAX) {
+        const auto &ifaces = worker.ifaces();
         std::string mine, theirs;
         for (const auto &i : ifaces) mine += (mine.empty() ? "" : ",") + i->resource->tl;
         for (const auto &r : peer.records) theirs += (theirs.empty() ? "" : ",") + r.tl;
         best.why = "no transport of this endpoint (" + mine + ") reaches the peer (" + theirs + ")";
     }
     return best;
+}
+
+LaneChoice choose_p2p_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
+                           const LanePolicy &policy, const std::string &tl) {
+    LaneChoice c = best_lane(worker, peer, policy, [&](const OpenIface &oi) {
+        return oi.resource->tl == tl && policy.p2p(oi);
+    });
+    c.p2p = c.iface != SIZE_MAX;
+    return c;
 }
 
 }  // namespace ufi::transports

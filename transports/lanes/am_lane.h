@@ -1,5 +1,8 @@
-// The path active messages take to one peer: a connect-to-iface UCT endpoint on the transport
-// choose_am_lane() picked, with that transport's limits. The send calls are inline wrappers of
+// The path active messages take to one peer: a UCT endpoint on the transport choose_am_lane()
+// picked, with that transport's limits. Most transports connect to the peer's iface at once;
+// some (InfiniBand rc, and tcp where UFI_CONNECT_TO_EP names it) connect endpoint to endpoint:
+// both sides create one, exchange its address over a connect-to-iface lane (the handshake in
+// runtime/proto/wireup.cpp) and connect it to the other's. The send calls are inline wrappers of
 // UCT's, so the protocols (runtime/proto) pay nothing for going through this layer and stay
 // free of UCX's API.
 #pragma once
@@ -14,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace ufi::transports {
 
@@ -51,6 +55,18 @@ class AmLane {
     static Status connect(const OpenIface &iface, const address::TransportRecord &peer,
                           AmLane &out);
 
+    // An endpoint-to-endpoint lane, not connected yet: its address (ep_address()) goes to the
+    // peer, whose own goes to connect_to_peer().
+    static Status create_p2p(const OpenIface &iface, AmLane &out);
+    // This lane's endpoint address (create_p2p lanes): attr.ep_addr_len bytes.
+    Status ep_address(std::vector<uint8_t> &out) const;
+    // Connects a create_p2p lane to the peer's endpoint, whose address the peer sent; `peer`
+    // is the peer's record of the same transport (its device address). UCS_ERR_INVALID_PARAM
+    // when the address is not this transport's length.
+    Status connect_to_peer(const address::TransportRecord &peer, const uint8_t *ep_addr,
+                           size_t len) noexcept;
+    bool p2p() const noexcept { return p2p_; }
+
     bool connected() const noexcept { return static_cast<bool>(ep_); }
     const Resource &resource() const noexcept { return *iface_->resource; }
     const OpenIface &iface() const noexcept { return *iface_; }
@@ -85,10 +101,13 @@ class AmLane {
     void reset() noexcept { ep_.reset(); }
 
   private:
+    void set_limits(const OpenIface &iface) noexcept;
+
     Ep ep_;
     const OpenIface *iface_ = nullptr;
     size_t max_short_ = 0;
     size_t max_bcopy_ = 0;
+    bool p2p_ = false;
 };
 
 // Releases an AM descriptor a handler kept (it returned kInProgress for kAmDesc data).
@@ -98,21 +117,38 @@ void release_am_desc(void *data, size_t rx_headroom) noexcept;
 struct LanePolicy {
     // sysv makes its segments group-writable (UCT): use it only when UFI_TLS names it.
     bool sysv_allowed = false;
+    // UFI_CONNECT_TO_EP: transports connected endpoint to endpoint even where they can
+    // connect to an iface.
+    std::vector<std::string> connect_to_ep;
+
+    // Whether lanes over this iface connect endpoint to endpoint: it cannot connect to an
+    // iface, or UFI_CONNECT_TO_EP names its transport (and it can).
+    bool p2p(const OpenIface &iface) const noexcept;
 
     static LanePolicy from_registry();
 };
 
 // The transport active messages to `peer` take: among this worker's ifaces that send AMs
-// (short or bcopy) and connect to ifaces, those that reach one of the peer's records, the one
-// with the lowest estimated latency + overhead (self, then shared memory, then the network),
-// ties to the higher priority, then to posix over sysv. iface/record SIZE_MAX with `why` when
-// none reaches the peer.
+// (short or bcopy) and connect (to ifaces, or endpoint to endpoint), those that reach one of
+// the peer's records, the one with the lowest estimated latency + overhead (self, then shared
+// memory, then the network), ties to the higher priority, then to posix over sysv. An
+// endpoint-to-endpoint choice (`p2p`) comes with the best connect-to-iface lane for the
+// handshake (aux_iface, aux_record); without one it is not chosen. iface/record SIZE_MAX with
+// `why` when none reaches the peer.
 struct LaneChoice {
     size_t iface = SIZE_MAX;   // index in worker.ifaces()
     size_t record = SIZE_MAX;  // index in peer.records
+    bool p2p = false;
+    size_t aux_iface = SIZE_MAX;
+    size_t aux_record = SIZE_MAX;
     std::string why;
 };
 LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
                           const LanePolicy &policy);
+// The endpoint-to-endpoint lane over transport `tl` that reaches `peer` (a peer's handshake
+// offered one): iface SIZE_MAX when this worker has none or its policy does not connect `tl`
+// that way.
+LaneChoice choose_p2p_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
+                           const LanePolicy &policy, const std::string &tl);
 
 }  // namespace ufi::transports

@@ -6,7 +6,16 @@
 // waitpid loop in the parent).
 #include "two_process.h"
 
+#include "runtime/config/config.h"
+#include "runtime/ep/binding.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/proto/data_path.h"
+
 #include <gtest/gtest.h>
+
+#include <string>
+
+extern char **environ;
 
 namespace {
 
@@ -117,6 +126,52 @@ int run(const char *role, int sock, bool a) {
     if (rc == 0 && !s.sync()) rc = 1;  // neither closes while the other still works
     close_side(s);
     return rc;
+}
+
+// With UFI_CONNECT_TO_EP set (the *_p2p runs), B forgets it: A offers an endpoint-to-endpoint
+// lane, B declines (in its reply, or in its ack when the handshakes cross), both stay on the
+// handshake lane, and everything still arrives.
+int run_declining(const char *role, int sock, bool a) {
+    if (!a) {
+        std::vector<std::string> keep;
+        for (char **e = environ; *e != nullptr; ++e) {
+            if (std::strncmp(*e, "UFI_CONNECT_TO_EP=", 18) != 0) keep.emplace_back(*e);
+        }
+        std::vector<const char *> env;
+        for (const auto &k : keep) env.push_back(k.c_str());
+        env.push_back(nullptr);
+        // A test-only swap (in this forked child, before any ufi object): B reads this environment.
+        ufi::config::registry_mutable() = ufi::config::Registry::from_environ(env.data());
+    }
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    int rc = open_side(s);
+    if (rc == 0) rc = round_trips(s, a);
+    if (rc == 0) rc = burst(s, a);
+    if (rc == 0) rc = sizes(s, a);
+    if (rc == 0) {
+        const ufi::runtime::proto::DataPath *dp =
+            ufi::runtime::ep::endpoint_of(&s.ep->fid)->data_path();
+        CHECK(dp != nullptr && dp->stats().p2p_lanes == 0);
+        CHECK(dp->peer_count() == 1 && !dp->peer(0)->lane.p2p());
+        CHECK(dp->stats().dropped_unknown_src == 0 && dp->stats().dropped_malformed == 0);
+    }
+    if (rc == 0 && !s.sync()) rc = 1;
+    close_side(s);
+    return rc;
+}
+
+TEST(TwoProcesses, OneSideDeclinesTheEndpointToEndpointLane) {
+    int sv[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    const pid_t a = spawn(run_declining, sv[0], sv[1], "A", true);
+    const pid_t b = spawn(run_declining, sv[1], sv[0], "B", false);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
+    EXPECT_EQ(wait_bounded(a, deadline), 0) << "offers";
+    EXPECT_EQ(wait_bounded(b, deadline), 0) << "declines";
 }
 
 TEST(TwoProcesses, MessagesOfEverySizeOrderAndSource) {
