@@ -197,7 +197,9 @@ SelectionResult select_domains(const std::vector<Resource> &resources, const Top
         c.net_resources = idx;
         c.resources = local_lanes;
         c.resources.insert(c.resources.end(), idx.begin(), idx.end());
-        c.reaches_local = has_shm;
+        // A network transport reaches the peers of this host too (tcp to a local address,
+        // an HCA's loopback), shared memory or not: libfabric's tcp provider says FI_LOCAL_COMM.
+        c.reaches_local = true;
         c.distance = topo.distance(dev);
         std::vector<std::string> tls;
         bool first = true;

@@ -55,7 +55,8 @@ struct DomainChoice {
     std::vector<std::size_t> local_resources;  // shm, self, accelerator
     std::vector<std::size_t> net_resources;    // on net_device
     std::string net_device;                    // "" for "shm"
-    bool reaches_local = false;                // has a shared-memory or self transport
+    bool reaches_local = false;                // reaches same-host peers: shared memory, self, or
+                                               // a network transport (tcp, an HCA loopback)
     bool reaches_remote = false;               // has a non-loopback network device
     bool loopback_net = false;                 // its network device is a loopback interface (lo)
     bool rdma = false;                 // its network device is an RDMA device (policy step 2)

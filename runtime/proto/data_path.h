@@ -97,6 +97,7 @@ struct DataPathStats {
     uint64_t dropped_unknown_src = 0; // messages naming no connected peer
     uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
+    uint64_t lane_upgrades = 0;       // peers reached by host and port moved to a better lane
     uint64_t unexpected = 0;          // messages that arrived before their receive
     uint64_t rndv_sends = 0;          // messages sent by rendezvous
     uint64_t rndv_get = 0;            // received by each rendezvous protocol
@@ -203,6 +204,9 @@ class DataPath {
     void promote_p2p(Peer &p);
     void drop_p2p(Peer &p) noexcept;
     void handle_wireup_ack(const WireupView &w);
+    // A peer known by host and port answered with its full address: its traffic moves to the
+    // best lane both reach, when that is another one (before anything but the request went).
+    void upgrade_lane(Peer &p, const WireupView &w);
     void fail_peer(Peer &p, int error);
     void mark_busy(Peer &p);
     void handle_wireup(const uint8_t *data, size_t length);

@@ -49,6 +49,7 @@ struct Peer {
     bool p2p_connected = false;    // ours is connected to the peer's endpoint
     bool p2p_peer_ready = false;   // the peer's is connected to ours (its reply or its ack said)
     bool ack_unsent = false;       // a WIREUP_ACK owed to the peer waits for lane room
+    bool send_address = false;     // its request asked for our address in the reply
     uint16_t ack_status = 0;       // wire::kWireupOk or kWireupP2pDeclined
 
     // What receive completions report as this peer's source (fi_cq_readfrom): its fi_addr in

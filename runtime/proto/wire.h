@@ -16,6 +16,10 @@
 // way leaves the section out of its message (or answers WIREUP_ACK with kWireupP2pDeclined),
 // and both stay on the connect-to-iface lane.
 //
+// A peer known only by host and port (fi_getinfo(node, service), fi_av_insertsvc) is reached
+// over tcp; its WIREUP_REP carries its full address (kWireupSendAddress) and the requester
+// moves to the best lane before anything else goes (the queued sends wait for the reply).
+//
 // Messages (fi_msg and fi_tagged):
 //   EAGER        one message in one active message: short (all iovs <= the lane's max_short)
 //                or bcopy (<= max_bcopy)          EagerHdr [u64 cq data] payload
@@ -92,7 +96,14 @@ struct WireupHdr {
     uint64_t uuid;            // the sender's identity (its address's uuid and endpoint id)
     uint32_t endpoint_id;
     uint16_t p2p_len;         // requests and replies: bytes of the P2P section (0: none)
-    uint16_t reserved;
+    uint16_t flags;           // WireupFlags
+};
+
+enum WireupFlags : uint16_t {
+    // Requests: "I reached you by host and port": the reply carries the replier's address
+    // (addr_len bytes), so the requester moves to the best lane both reach (shared memory on
+    // one host) before its first message.
+    kWireupSendAddress = 1,
 };
 static_assert(sizeof(WireupHdr) == 32);
 

@@ -254,6 +254,7 @@ transports::Status DataPath::send_request(Peer &p) {
     }
     if (p2p.empty()) drop_p2p(p);  // the connect-to-iface lane serves
     h.p2p_len = static_cast<uint16_t>(p2p.size());
+    if (p.address.uuid == 0) h.flags = wire::kWireupSendAddress;  // known by host and port
     WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size(),
                  p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
@@ -279,7 +280,10 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
         if (p2p.empty()) drop_p2p(p);  // the requester then stays on the handshake lane
     }
     h.p2p_len = static_cast<uint16_t>(p2p.size());
-    WireupPack w{&h, nullptr, 0, nullptr, 0, p2p.data(), p2p.size()};
+    const bool with_address = type == wire::kWireupReply && p.send_address;
+    h.addr_len = with_address ? static_cast<uint16_t>(cfg_.address.size()) : 0;
+    WireupPack w{&h, with_address ? cfg_.address.data() : nullptr, h.addr_len, nullptr, 0,
+                 p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
@@ -375,13 +379,15 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
         if (w.hdr.p2p_len) w.p2p = w.key + w.hdr.key_len;
         handle_request(w);
     } else if (w.hdr.type == wire::kWireupReply || w.hdr.type == wire::kWireupRefuse) {
-        // Replies carry no address or key; a P2P section only when they accept.
-        if (w.hdr.addr_len != 0 || w.hdr.key_len != 0 || length != sizeof w.hdr + extra ||
-            (w.hdr.p2p_len != 0 && w.hdr.type != wire::kWireupReply)) {
+        // Replies carry no key; an address (asked for) and a P2P section only when they
+        // accept.
+        if (w.hdr.key_len != 0 || length != sizeof w.hdr + extra ||
+            (w.hdr.type != wire::kWireupReply && (w.hdr.p2p_len != 0 || w.hdr.addr_len != 0))) {
             ++stats_.dropped_malformed;
             return;
         }
-        if (w.hdr.p2p_len) w.p2p = data + sizeof w.hdr;
+        if (w.hdr.addr_len) w.addr = data + sizeof w.hdr;
+        if (w.hdr.p2p_len) w.p2p = data + sizeof w.hdr + w.hdr.addr_len;
         handle_reply(w);
     } else if (w.hdr.type == wire::kWireupAck) {
         if (length != sizeof w.hdr || extra != 0) {
@@ -435,6 +441,7 @@ void DataPath::handle_request(const WireupView &w) {
             return;
         }
         p->remote_idx = w.hdr.sender_idx;
+        p->send_address = (w.hdr.flags & wire::kWireupSendAddress) != 0;
         const bool was_waiting = p->state == PeerState::kConnecting;
         p->request_unsent = false;  // its request told it everything ours would have
         // An endpoint-to-endpoint lane: ours connects to the one the request offered, the
@@ -488,6 +495,7 @@ void DataPath::handle_reply(const WireupView &w) {
         return;
     }
     if (p.state == PeerState::kFailed) return;
+    const bool by_host_and_port = p.address.uuid == 0;
     if (p.address.uuid == 0 && w.hdr.uuid != 0) {
         // A peer known by host and port (uuid 0 in the AV entry): now its identity is known,
         // so its own requests and its full address (inserted later) name this same peer.
@@ -506,6 +514,7 @@ void DataPath::handle_reply(const WireupView &w) {
                           p.local_idx, known->second);
         }
     }
+    if (by_host_and_port && w.addr != nullptr) upgrade_lane(p, w);
     p.remote_idx = w.hdr.receiver_idx;
     p.request_unsent = false;
     if (p.lane.p2p()) {
@@ -535,6 +544,49 @@ void DataPath::handle_reply(const WireupView &w) {
     p.state = PeerState::kConnected;
     choose_rndv(p);
     mark_busy(p);  // queued sends go now
+}
+
+void DataPath::upgrade_lane(Peer &p, const WireupView &w) {
+    address::EndpointAddress full;
+    try {
+        std::string why;
+        if (!address::unpack(w.addr, w.hdr.addr_len, full, &why) || full.uuid != w.hdr.uuid ||
+            full.endpoint_id != w.hdr.endpoint_id) {
+            UFI_LOG_INFO(Subsys::EpData, "peer {}: its reply's address is unusable ({}): staying on {}",
+                         address::describe(p.address), why, p.lane.resource().label());
+            return;
+        }
+    } catch (const std::bad_alloc &) {
+        return;
+    }
+    // Only before anything but the request went (the sends wait for this reply), and to a
+    // lane that connects at once.
+    if (p.state != PeerState::kConnecting || p.lane.p2p() || p.p2p.connected() ||
+        p.aux.connected() || !p.ctrl.empty()) {
+        return;
+    }
+    const transports::LaneChoice c = transports::choose_am_lane(*worker_, full, lane_policy_);
+    if (c.iface == SIZE_MAX || c.p2p) return;
+    transports::OpenIface &iface = *worker_->ifaces()[c.iface];
+    if (&iface == &p.lane.iface()) {
+        p.address = std::move(full);
+        return;
+    }
+    transports::AmLane better;
+    worker_->activate(iface);
+    const ucs_status_t s = transports::AmLane::connect(iface, full.records[c.record], better);
+    if (s != UCS_OK) {
+        UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect over {} ({}): staying on {}",
+                     address::describe(full), iface.resource->label(), transports::to_string(s),
+                     p.lane.resource().label());
+        return;
+    }
+    UFI_LOG_DEBUG(Subsys::EpData, "peer {} reached by host and port: traffic moves from {} to {}",
+                  address::describe(full), p.lane.resource().label(), better.resource().label());
+    p.aux = std::move(p.lane);  // kept: the handshake's connection
+    p.lane = std::move(better);
+    p.address = std::move(full);
+    ++stats_.lane_upgrades;
 }
 
 void DataPath::handle_wireup_ack(const WireupView &w) {

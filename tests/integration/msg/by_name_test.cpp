@@ -2,12 +2,20 @@
 // do it): the server's fi_getinfo(node, service, FI_SOURCE) names where it listens; the client's
 // fi_getinfo(node, service) gives a dest_addr that, inserted into its AV, reaches the server
 // (and so does fi_av_insertsvc); the client then sends its own address, which the server
-// inserts to answer. Over tcp on loopback (meson sets UFI_NET_DEVICES=lo), two processes.
+// inserts to answer. Over tcp on loopback (meson sets UFI_NET_DEVICES=lo), two processes; the
+// server's reply carries its full address, and the client moves to shared memory.
 #include "two_process.h"
+
+#include "runtime/config/config.h"
+#include "runtime/ep/binding.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/proto/data_path.h"
 
 #include <rdma/fi_domain.h>
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include <netinet/in.h>
 
@@ -32,6 +40,16 @@ uint16_t free_port() {
     }
     ::close(fd);
     return ntohs(a.sin_port);
+}
+
+// Whether this run lets shared memory carry traffic (UFI_TLS unset, or naming it).
+bool shm_offered() {
+    const auto &tls = ufi::config::registry().get_list("UFI_TLS");
+    if (tls.empty()) return true;
+    for (const auto &t : tls) {
+        if (t == "all" || t == "shm" || t == "sm" || t == "mm" || t == "posix") return true;
+    }
+    return false;
 }
 
 int open_named(Side &s, bool server) {
@@ -115,6 +133,17 @@ int run(const char *role, int sock, bool server) {
         const uint64_t out = 42;
         CHECK(s.retry([&] { return fi_tsend(s.ep, &out, 8, nullptr, s.peer, 3, nullptr); }) == 0);
         CHECK(s.wait(e) == 1 && (e.flags & FI_SEND));
+        // Reached over tcp by host and port, the server answered with its full address: on
+        // one host the client's traffic moved to shared memory before its first message.
+        const ufi::runtime::proto::DataPath *dp =
+            ufi::runtime::ep::endpoint_of(&s.ep->fid)->data_path();
+        CHECK(dp != nullptr && dp->peer_count() == 1);
+        const std::string tl = dp->peer(0)->lane.resource().tl;
+        if (shm_offered()) {
+            CHECK(dp->stats().lane_upgrades == 1);
+            CHECK(tl == "posix" || tl == "sysv" || tl == "self");
+        }
+        CHECK(dp->stats().dropped_unknown_src == 0 && dp->stats().dropped_malformed == 0);
     }
     const bool synced = s.sync();  // neither closes while the other still works
     close_side(s);

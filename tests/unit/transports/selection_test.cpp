@@ -112,7 +112,7 @@ TEST(SelectionThisMachine, TcpOnlyIsNetworkOnly) {
     SelectionResult r = select(res, TopologyView{}, "tcp");
     ASSERT_EQ(r.choice_names(), (Strings{"eth0", "lo"}));
     EXPECT_EQ(r.choices[0].description, "tcp/eth0");
-    EXPECT_FALSE(r.choices[0].reaches_local);
+    EXPECT_TRUE(r.choices[0].reaches_local) << "tcp reaches this host's peers too";
     EXPECT_TRUE(r.choices[0].reaches_remote);
     EXPECT_TRUE(r.choices[0].local_resources.empty());
     EXPECT_EQ(r.choices[1].description, "tcp/lo");
@@ -297,7 +297,7 @@ TEST(SelectionIbNode, TlsRcOnlyAndNoShm) {
     SelectionResult r = select(res, two_socket_view(res, "0-7"), "rc");
     EXPECT_EQ(r.choice_names(), (Strings{"mlx5_0:1", "mlx5_1:1", "mlx5_2:1", "mlx5_3:1"}));
     EXPECT_EQ(r.choices[0].description, "rc_mlx5/mlx5_0:1");
-    EXPECT_FALSE(r.choices[0].reaches_local);
+    EXPECT_TRUE(r.choices[0].reaches_local) << "an HCA reaches this host's peers (loopback)";
     EXPECT_TRUE(any_contains(excluded_texts(r), "dc_mlx5/mlx5_0:1: not selected, UFI_TLS=rc"));
     EXPECT_TRUE(r.diagnostics.empty());  // rc_verbs absent but rc_mlx5 present
 }
