@@ -243,43 +243,30 @@ transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
 
 void DataPath::drain(Peer &p) noexcept {
     if (p.state == PeerState::kFailed) return;
-    if (p.reply_unsent) {
-        const transports::Status s = send_reply(p, p.reply_status, p.reply_to, p.reply_type);
+    // Handshake messages owed to the peer go first, in this order; false: wait (no room, or
+    // the peer failed).
+    const auto owed = [&](bool &unsent, auto &&send) {
+        if (!unsent) return true;
+        const transports::Status s = send();
         if (s == transports::kNoResource) {
             mark_busy(p);
-            return;
+            return false;
         }
-        p.reply_unsent = false;
+        unsent = false;
         if (s != transports::kOk) {
             fail_peer(p, fi_errno_of(s));
-            return;
+            return false;
         }
-    }
-    if (p.request_unsent) {
-        const transports::Status s = send_request(p);
-        if (s == transports::kNoResource) {
-            mark_busy(p);
-            return;
-        }
-        p.request_unsent = false;
-        if (s != transports::kOk) {
-            fail_peer(p, fi_errno_of(s));
-            return;
-        }
+        return true;
+    };
+    if (!owed(p.reply_unsent, [&] { return send_reply(p, p.reply_status, p.reply_to, p.reply_type); }) ||
+        !owed(p.request_unsent, [&] { return send_request(p); })) {
+        return;
     }
     if (p.ack_unsent) {
         // The first message on an endpoint-to-endpoint lane (or the refusal of one): before
         // any traffic.
-        const transports::Status s = send_wireup_ack(p);
-        if (s == transports::kNoResource) {
-            mark_busy(p);
-            return;
-        }
-        p.ack_unsent = false;
-        if (s != transports::kOk) {
-            fail_peer(p, fi_errno_of(s));
-            return;
-        }
+        if (!owed(p.ack_unsent, [&] { return send_wireup_ack(p); })) return;
         if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) {
             p.state = PeerState::kConnected;
             choose_rndv(p);
