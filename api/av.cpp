@@ -87,6 +87,9 @@ int av_insert(fid_av *fav, const void *addr, size_t count, fi_addr_t *fi_addr, u
     if (av->str_format) {
         return runtime::av::insert_str(av, addr, count, fi_addr, flags, context);
     }
+    if (av->socket_format != 0) {
+        return runtime::av::insert_socket(av, addr, count, fi_addr, flags, context);
+    }
     return runtime::av::insert_ucx(av, addr, count, fi_addr, flags, context);
 }
 

@@ -151,4 +151,59 @@ ResolveError resolve(const char *node, const char *service, sockaddr_storage &ou
     return ResolveError::None;
 }
 
+bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
+                        socklen_t &len) {
+    for (const TransportRecord &r : a.records) {
+        if (r.tl != "tcp" || r.device_addr.size() < 2 || r.iface_addr.size() != sizeof(uint16_t)) {
+            continue;
+        }
+        const bool loopback = (r.device_addr[0] & kFlagLoopback) != 0;
+        const int af = r.device_addr[1];
+        if ((af != AF_INET && af != AF_INET6) || (family != AF_UNSPEC && af != family)) continue;
+        uint16_t port = 0;  // network byte order, as the iface address holds it
+        std::memcpy(&port, r.iface_addr.data(), sizeof port);
+        out = sockaddr_storage{};
+        if (af == AF_INET) {
+            auto *in = reinterpret_cast<sockaddr_in *>(&out);
+            if (!loopback && r.device_addr.size() != 2 + sizeof(in->sin_addr)) continue;
+            in->sin_family = AF_INET;
+            in->sin_port = port;
+            if (loopback) in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            else std::memcpy(&in->sin_addr, r.device_addr.data() + 2, sizeof(in->sin_addr));
+            len = sizeof(sockaddr_in);
+        } else {
+            auto *in6 = reinterpret_cast<sockaddr_in6 *>(&out);
+            if (!loopback && r.device_addr.size() != 2 + sizeof(in6->sin6_addr)) continue;
+            in6->sin6_family = AF_INET6;
+            in6->sin6_port = port;
+            if (loopback) in6->sin6_addr = in6addr_loopback;
+            else std::memcpy(&in6->sin6_addr, r.device_addr.data() + 2, sizeof(in6->sin6_addr));
+            len = sizeof(sockaddr_in6);
+        }
+        return true;
+    }
+    return false;
+}
+
+size_t socket_address_length(const void *addr, size_t avail, int family_wanted, std::string *why) {
+    const auto fail = [&](const char *what) {
+        if (why != nullptr) *why = what;
+        return size_t{0};
+    };
+    if (addr == nullptr || avail < sizeof(sa_family_t)) return fail("no socket address");
+    sa_family_t family = 0;
+    std::memcpy(&family, addr, sizeof family);
+    const bool v4_ok = family_wanted != AF_INET6;
+    const bool v6_ok = family_wanted != AF_INET;
+    if (family == AF_INET && v4_ok) {
+        return avail >= sizeof(sockaddr_in) ? sizeof(sockaddr_in) : fail("shorter than sockaddr_in");
+    }
+    if (family == AF_INET6 && v6_ok) {
+        return avail >= sizeof(sockaddr_in6) ? sizeof(sockaddr_in6) : fail("shorter than sockaddr_in6");
+    }
+    return fail(family_wanted == AF_INET    ? "not an AF_INET socket address"
+                : family_wanted == AF_INET6 ? "not an AF_INET6 socket address"
+                                            : "not an AF_INET or AF_INET6 socket address");
+}
+
 }  // namespace ufi::transports::address

@@ -33,6 +33,19 @@ std::vector<uint8_t> tcp_iface_address(uint16_t port_host_order);
 // port taken from it). Empty with *why set for another family.
 std::vector<uint8_t> tcp_peer_address(const sockaddr *sa, std::string *why = nullptr);
 
+// The socket address a tcp record of `a` names (its IP and listening port; a loopback record
+// names 127.0.0.1 or ::1): the first record of `family` (AF_INET, AF_INET6, or AF_UNSPEC for
+// either). *len is sizeof(sockaddr_in) or sizeof(sockaddr_in6). false when `a` has none.
+struct EndpointAddress;
+bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
+                        socklen_t &len);
+
+// A socket address as applications pass FI_SOCKADDR_IN / FI_SOCKADDR_IN6 / FI_SOCKADDR
+// addresses: its length by its family (`family` AF_INET or AF_INET6 takes only that one,
+// AF_UNSPEC either), within `avail` bytes. 0 with *why when it is none of these.
+size_t socket_address_length(const void *addr, size_t avail, int family,
+                             std::string *why = nullptr);
+
 // A service as ufi reads it (fi_getinfo, fi_av_insertsvc, fi_av_insertsym's first port): a
 // decimal port number 1..65535 (0 too when `allow_zero`: a source address asking for any
 // port), or a name /etc/services knows for tcp ("http"). Empty strings, signs, spaces and

@@ -2,6 +2,8 @@
 // Insertion is in insert.cpp.
 #include "runtime/av/av.h"
 
+#include "runtime/av/socket_format.h"
+
 #include "runtime/av/addr_encoding.h"
 #include "runtime/config/config.h"
 #include "runtime/domain.h"
@@ -12,6 +14,8 @@
 #include "transports/address.h"
 
 #include <rdma/fi_errno.h>
+
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <cstring>
@@ -138,6 +142,9 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
         av->fid.ops = ops;
         av->ops = av_ops;
         av->str_format = domain->info != nullptr && domain->info->addr_format == FI_ADDR_STR;
+        if (domain->info != nullptr && is_socket_format(domain->info->addr_format)) {
+            av->socket_format = domain->info->addr_format;
+        }
         av->addr_len = domain->offer.addr_len;
         av->type =
             type == FI_AV_UNSPEC ? (domain->av_type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE) : type;
@@ -303,6 +310,21 @@ int lookup(Av *av, fi_addr_t addr, void *buf, size_t *len, bool exact) noexcept 
             UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no inserted address", call, addr);
             return -FI_EINVAL;
         }
+        if (av->socket_format != 0) {
+            // The tcp listener the entry names (an entry another domain's process inserted in
+            // a named AV may have none: then it has no socket address).
+            const std::vector<uint8_t> sa = socket_bytes(v.blob, v.len, av->socket_format);
+            if (sa.empty()) {
+                UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no tcp address", call, addr);
+                return -FI_EINVAL;
+            }
+            if (exact && *len < sa.size()) {
+                *len = sa.size();
+                return -FI_ETOOSMALL;
+            }
+            copy_truncated(sa.data(), sa.size(), buf, len);
+            return 0;
+        }
         if (av->str_format) {
             const std::string text = address::to_string(v.blob, v.len);
             if (exact && *len < text.size() + 1) {
@@ -330,7 +352,16 @@ const char *straddr(const Av *av, const void *addr, char *buf, size_t *len) noex
     try {
         std::string text;
         std::string why;
-        if (av->str_format) {
+        if (av->socket_format != 0) {
+            // Only the bytes its family says are read (socket_address_length).
+            std::vector<uint8_t> blob;
+            const size_t n = blob_of_socket(addr, sizeof(sockaddr_in6), av->socket_format, blob, why);
+            if (n == 0) {
+                UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr is not a socket address: {}", why);
+                return nullptr;
+            }
+            text = socket_string(addr, n);
+        } else if (av->str_format) {
             // A string of at most the domain's longest address string (its NUL within it).
             const size_t max = address::kStringPrefix.size() + (av->addr_len * 4 + 2) / 3;
             const char *s = static_cast<const char *>(addr);
@@ -563,6 +594,35 @@ int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &
         if (u != uuid || id != endpoint_id) continue;
         addr = encoding::entry_addr(i);
         return resolve(av, addr, out);
+    }
+    return -FI_ENOENT;
+}
+
+int find_listener(const Av *av, const address::EndpointAddress &peer, fi_addr_t &addr,
+                  PeerEntry &out) noexcept {
+    try {
+        const uint64_t high = av->table->high();
+        for (uint64_t i = 0; i < high; ++i) {
+            Table::View v;
+            if (!av->table->view(i, v) || v.len < address::kHeaderSize) continue;
+            uint64_t u = 0;
+            std::memcpy(&u, v.blob + address::kUuidOffset, sizeof u);
+            if (u != 0) continue;  // an identity, not a host and port
+            address::EndpointAddress a;
+            if (!address::unpack(v.blob, v.len, a)) continue;
+            for (const auto &mine : a.records) {
+                for (const auto &theirs : peer.records) {
+                    if (mine.tl == "tcp" && theirs.tl == "tcp" &&
+                        mine.device_addr == theirs.device_addr &&
+                        mine.iface_addr == theirs.iface_addr) {
+                        addr = encoding::entry_addr(i);
+                        return resolve(av, addr, out);
+                    }
+                }
+            }
+        }
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
     }
     return -FI_ENOENT;
 }

@@ -43,6 +43,7 @@ class Av : public fid_av {
     Domain *domain;
     std::unique_ptr<Table> table;
     bool str_format = false;  // the domain's addr_format is FI_ADDR_STR
+    uint32_t socket_format = 0;  // FI_SOCKADDR_IN / FI_SOCKADDR_IN6 (0: not a socket format)
     size_t addr_len = 0;      // the domain's fixed address length (DomainOffer::addr_len)
     int type = FI_AV_TABLE;   // as reported (FI_AV_MAP behaves as FI_AV_TABLE)
     int rx_ctx_bits = 0;
@@ -86,6 +87,10 @@ int insert_ucx(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint6
 // stored back to back (both layouts are in use; see insert.cpp).
 int insert_str(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept;
+// FI_SOCKADDR_IN / FI_SOCKADDR_IN6 domains: count socket addresses end to end (16 or 28 bytes
+// each, by family), each inserted as a host-and-port peer.
+int insert_socket(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+                  void *context) noexcept;
 int insert_svc(Av *av, const char *node, const char *service, fi_addr_t *fi_addr, uint64_t flags,
                void *context) noexcept;
 int insert_sym(Av *av, const char *node, size_t nodecnt, const char *service, size_t svccnt,

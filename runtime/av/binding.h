@@ -9,6 +9,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace ufi::transports::address {
+struct EndpointAddress;
+}
+
 namespace ufi::runtime::av {
 
 class Av;
@@ -51,6 +55,12 @@ int resolve(const Av *av, fi_addr_t addr, PeerEntry &out) noexcept;
 // for a peer that contacted an endpoint first: its fi_addr and entry. A scan of the table, for
 // the wireup path only. -FI_ENOENT when no entry has it.
 int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &addr,
+                  PeerEntry &out) noexcept;
+
+// The entry that names `peer` by host and port only (uuid 0: fi_av_insertsvc, a socket
+// address, fi_getinfo's dest_addr) with the listener of one of its tcp records, for a peer
+// whose identity no entry carries. A scan, for the wireup path only. -FI_ENOENT when none.
+int find_listener(const Av *av, const transports::address::EndpointAddress &peer, fi_addr_t &addr,
                   PeerEntry &out) noexcept;
 
 // The version resolve() would report for `addr` (its entry's PeerEntry::version), or 0 when

@@ -8,9 +8,12 @@
 #include "runtime/eq/binding.h"
 #include "runtime/log/log.h"
 #include "transports/address.h"
+#include "runtime/av/socket_format.h"
 #include "transports/address_svc.h"
 
 #include <rdma/fi_errno.h>
+
+#include <netinet/in.h>
 
 #include <cstring>
 #include <new>
@@ -228,6 +231,29 @@ int insert_ucx(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint6
                 const size_t n = address::content_size(p, stride, &why);
                 if (n == 0) return Item{nullptr, 0, -FI_EINVAL};
                 return Item{p, static_cast<uint32_t>(n), 0};
+            });
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    } catch (...) {
+        return -FI_EOTHER;
+    }
+}
+
+int insert_socket(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+                  void *context) noexcept {
+    try {
+        // FI_SOCKADDR_IN / _IN6: one fixed size per entry, the format's, as libfabric's tcp
+        // provider reads them; each is judged on its own bytes.
+        const size_t stride =
+            av->socket_format == FI_SOCKADDR_IN ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+        const auto *base = static_cast<const uint8_t *>(addr);
+        std::vector<uint8_t> scratch;
+        return insert_common(
+            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t i, std::string &why) {
+                if (blob_of_socket(base + i * stride, stride, av->socket_format, scratch, why) == 0) {
+                    return Item{nullptr, 0, -FI_EINVAL};
+                }
+                return Item{scratch.data(), static_cast<uint32_t>(scratch.size()), 0};
             });
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;

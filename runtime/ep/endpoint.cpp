@@ -2,6 +2,7 @@
 
 #include "runtime/av/av.h"
 #include "runtime/av/binding.h"
+#include "runtime/av/socket_format.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cntr/cntr.h"
 #include "runtime/cq/binding.h"
@@ -13,6 +14,7 @@
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/info_alloc.h"
+#include "runtime/info/names.h"
 #include "runtime/info/provider_info.h"
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
@@ -538,6 +540,7 @@ int Endpoint::enable() noexcept {
         }
         dcfg.source_err = (info_->caps & FI_SOURCE_ERR) != 0;
         dcfg.addr_len = domain_->offer.addr_len;
+        dcfg.addr_format = addr_format_;
         dcfg.min_multi_recv = &options_.min_multi_recv;
         proto::read_protocol_settings(dcfg);
         std::unique_ptr<proto::DataPath> data_path;
@@ -648,6 +651,21 @@ int Endpoint::getname(void *addr, size_t *addrlen) noexcept {
         // The string and its NUL, as libfabric's FI_ADDR_STR providers return it.
         return copy_out(blob_string_.c_str(), blob_string_.size() + 1, addr, addrlen, true);
     }
+    if (av::is_socket_format(addr_format_)) {
+        // Its tcp listener's IP and port: peers reach it as a host and port.
+        std::vector<uint8_t> sa;
+        try {
+            sa = av::socket_bytes(blob_.data(), blob_.size(), addr_format_);
+        } catch (const std::bad_alloc &) {
+            return -FI_ENOMEM;
+        }
+        if (sa.empty()) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_getname: the endpoint has no tcp address of format {}",
+                         info::names::addr_format(addr_format_));
+            return -FI_EOPBADSTATE;
+        }
+        return copy_out(sa.data(), sa.size(), addr, addrlen, false);
+    }
     return copy_out(blob_.data(), blob_.size(), addr, addrlen, false);
 }
 
@@ -660,6 +678,12 @@ int Endpoint::adopt_identity(const void *addr, size_t addrlen, const char *calle
         if (!address::from_string(std::string_view(text, n), blob, &why)) {
             UFI_LOG_WARN(Subsys::EpCtrl, "{}: the address is not a ufi FI_ADDR_STR address: {}",
                          caller, why);
+            return -FI_EINVAL;
+        }
+    } else if (av::is_socket_format(addr_format_)) {
+        if (av::blob_of_socket(addr, addrlen, addr_format_, blob, why) == 0) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "{}: the address is no socket address of format {}: {}",
+                         caller, info::names::addr_format(addr_format_), why);
             return -FI_EINVAL;
         }
     } else {

@@ -1,5 +1,6 @@
 #include "runtime/info/getinfo.h"
 
+#include "runtime/av/socket_format.h"
 #include "runtime/config/config.h"
 #include "runtime/config/filter.h"
 #include "runtime/info/capabilities.h"
@@ -123,6 +124,7 @@ std::vector<uint8_t> encode_address(const std::vector<uint8_t> &blob, uint32_t f
         const std::string s = transports::address::to_string(blob.data(), blob.size());
         return std::vector<uint8_t>(s.c_str(), s.c_str() + s.size() + 1);
     }
+    if (av::is_socket_format(format)) return av::socket_bytes(blob.data(), blob.size(), format);
     return {};
 }
 
@@ -140,6 +142,7 @@ bool decode_address(const void *addr, size_t len, uint32_t format, std::vector<u
         const auto *s = static_cast<const char *>(addr);
         return transports::address::from_string(std::string_view(s, strnlen(s, len)), blob, &why);
     }
+    if (av::is_socket_format(format)) return av::blob_of_socket(addr, len, format, blob, why) != 0;
     why = "addresses in format " + std::string(names::addr_format(format)) + " are not ufi's";
     return false;
 }
@@ -361,6 +364,14 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
             if (slot.empty()) slot = std::move(named);
         }
         if (offer_src.empty()) offer_src = default_source(offer);
+        // Socket addresses name a tcp listener: only domains with tcp serve them.
+        const uint32_t asked_format = hints != nullptr ? hints->addr_format : uint32_t{FI_FORMAT_UNSPEC};
+        if (av::is_socket_format(asked_format) && !offer.has_tcp) {
+            why.lines.push_back(label + ": addr_format " +
+                                std::string(names::addr_format(asked_format)) +
+                                " names tcp listeners, and this domain has no tcp transport");
+            continue;
+        }
         const size_t longest = std::max(offer_src.size(), offer_dest.size());
         if (longest > offer.addr_len) {
             why.lines.push_back(label + ": the given address of " + std::to_string(longest) +
@@ -383,6 +394,22 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
             if (m.info == nullptr) {
                 why.lines.push_back(label + ": " + m.reason);
                 continue;
+            }
+            if (av::is_socket_format(m.info->addr_format)) {
+                // The family the domain's tcp listens on (FI_SOCKADDR: reported as it is).
+                const std::vector<uint8_t> src =
+                    encode_address(offer_src, m.info->addr_format, offer.addr_len);
+                if (src.empty()) {
+                    why.lines.push_back(label + ": its tcp address is not of family " +
+                                        std::string(names::addr_format(m.info->addr_format)));
+                    free_info(m.info);
+                    continue;
+                }
+                if (m.info->addr_format == FI_SOCKADDR) {
+                    m.info->addr_format =
+                        src.size() == sizeof(sockaddr_in) ? uint32_t{FI_SOCKADDR_IN}
+                                                          : uint32_t{FI_SOCKADDR_IN6};
+                }
             }
             if (!set_address(m.info->src_addr, m.info->src_addrlen,
                              encode_address(offer_src, m.info->addr_format, offer.addr_len)) ||

@@ -354,11 +354,14 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
                 break;
             case FI_ADDR_UCX:
             case FI_ADDR_STR:
+            case FI_SOCKADDR:  // a domain with tcp only (getinfo.cpp checks per domain)
+            case FI_SOCKADDR_IN:
+            case FI_SOCKADDR_IN6:
                 addr_format = hints->addr_format;
                 break;
             default:
                 res.reason = "addr_format " + std::string(names::addr_format(hints->addr_format)) +
-                             " not offered (ufi: FI_ADDR_UCX or FI_ADDR_STR)";
+                             " not offered (ufi: FI_ADDR_UCX, FI_ADDR_STR, FI_SOCKADDR_IN[6])";
                 return res;
         }
         if (hints->ep_attr && !check_ep(*cand.ep_attr, *hints->ep_attr, res.reason)) return res;

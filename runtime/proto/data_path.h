@@ -80,6 +80,7 @@ struct DataPathConfig {
     // error entry whose err_data is its address (padded to addr_len, as fi_av_insert takes it).
     bool source_err = false;
     size_t addr_len = 0;
+    uint32_t addr_format = FI_ADDR_UCX;  // FI_SOCKADDR_IN[6]: err_data is the sender's socket address
     // Messages above this go by rendezvous (UFI_RNDV_THRESH); 0: chosen per peer from the
     // transports' estimates.
     size_t rndv_thresh = 0;
@@ -207,6 +208,11 @@ class DataPath {
     // A peer known by host and port answered with its full address: its traffic moves to the
     // best lane both reach, when that is another one (before anything but the request went).
     void upgrade_lane(Peer &p, const WireupView &w);
+    // Gives p (known by host and port) its full address and, while only its request went,
+    // moves its traffic to the best lane both reach.
+    void move_to_best_lane(Peer &p, transports::address::EndpointAddress &&full);
+    // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
+    Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;
     void fail_peer(Peer &p, int error);
     void mark_busy(Peer &p);
     void handle_wireup(const uint8_t *data, size_t length);
@@ -219,6 +225,9 @@ class DataPath {
     // looked up again when the AV changed since it was last not found.
     fi_addr_t source_of(Peer &p) noexcept;
     fi_addr_t report_id_for(const transports::address::EndpointAddress &a) const noexcept;
+    // The known peer (its identity learned) whose tcp listener `a` names by host and port;
+    // nullptr when none. A scan, on a connection-cache miss only.
+    Peer *peer_listening_at(const transports::address::EndpointAddress &a) noexcept;
 
     // --- Sending (eager.cpp) ---
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when

@@ -3,6 +3,7 @@
 // (at its first fragment, so matching follows arrival order per sender) against the posted
 // receives, or keeps it as unexpected until a receive claims it.
 #include "runtime/av/binding.h"
+#include "runtime/av/socket_format.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
@@ -502,7 +503,11 @@ void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint
         c.err = FI_EADDRNOTAVAIL;
         try {
             c.err_data = transports::address::pack(sender->address);
-            if (c.err_data.size() < cfg_.addr_len) c.err_data.resize(cfg_.addr_len, 0);
+            if (av::is_socket_format(cfg_.addr_format)) {
+                c.err_data = av::socket_bytes(c.err_data.data(), c.err_data.size(), cfg_.addr_format);
+            } else if (c.err_data.size() < cfg_.addr_len) {
+                c.err_data.resize(cfg_.addr_len, 0);
+            }
         } catch (const std::bad_alloc &) {
             c.err_data.clear();
         }

@@ -90,6 +90,8 @@ Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
         if (a.uuid != 0) {
             const auto it = by_identity_.find(a.uuid);
             if (it != by_identity_.end()) p = peers_[it->second].get();
+        } else {
+            p = peer_listening_at(a);  // a host and port: the peer that contacted us from there
         }
         if (p == nullptr) p = add_peer(std::move(a));
         p->report_id = e.user_id;
@@ -109,11 +111,46 @@ Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
     }
 }
 
+Peer *DataPath::peer_listening_at(const address::EndpointAddress &a) noexcept {
+    for (const auto &rec : a.records) {
+        if (rec.tl != "tcp") continue;
+        for (auto &pp : peers_) {
+            if (pp->address.uuid == 0) continue;  // itself known by host and port only
+            for (const auto &theirs : pp->address.records) {
+                if (theirs.tl == "tcp" && theirs.device_addr == rec.device_addr &&
+                    theirs.iface_addr == rec.iface_addr) {
+                    return pp.get();
+                }
+            }
+        }
+    }
+    return nullptr;
+}
+
+Peer *DataPath::host_port_peer_of(const address::EndpointAddress &full) noexcept {
+    for (auto &pp : peers_) {
+        if (pp->address.uuid != 0) continue;
+        for (const auto &mine : pp->address.records) {
+            for (const auto &theirs : full.records) {
+                if (mine.tl == "tcp" && theirs.tl == "tcp" && mine.device_addr == theirs.device_addr &&
+                    mine.iface_addr == theirs.iface_addr) {
+                    return pp.get();
+                }
+            }
+        }
+    }
+    return nullptr;
+}
+
 fi_addr_t DataPath::report_id_for(const address::EndpointAddress &a) const noexcept {
     if (a.uuid == 0) return FI_ADDR_NOTAVAIL;  // known by host and port only: no identity yet
     fi_addr_t addr = FI_ADDR_NOTAVAIL;
     av::PeerEntry e;
-    if (av::find_identity(cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0) return FI_ADDR_NOTAVAIL;
+    // Its identity, else its tcp listener inserted as a host and port (a socket address).
+    if (av::find_identity(cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0 &&
+        av::find_listener(cfg_.av, a, addr, e) != 0) {
+        return FI_ADDR_NOTAVAIL;
+    }
     return e.user_id;
 }
 
@@ -413,6 +450,12 @@ void DataPath::handle_request(const WireupView &w) {
         const auto it = by_identity_.find(a.uuid);
         if (it != by_identity_.end()) {
             p = peers_[it->second].get();
+        } else if ((p = host_port_peer_of(a)) != nullptr) {
+            // This side named it by host and port (a socket address, insertsvc) before it
+            // called: the same peer, now with its identity and full address (and, if our own
+            // request to it is still unanswered, on its best lane).
+            by_identity_[a.uuid] = p->local_idx;
+            move_to_best_lane(*p, std::move(a));
         } else {
             p = add_peer(std::move(a));
             p->report_id = report_id_for(p->address);
@@ -559,19 +602,25 @@ void DataPath::upgrade_lane(Peer &p, const WireupView &w) {
     } catch (const std::bad_alloc &) {
         return;
     }
-    // Only before anything but the request went (the sends wait for this reply), and to a
+    move_to_best_lane(p, std::move(full));
+}
+
+void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
+    if (p.p2p.connected()) return;  // its record index points into the address it has
+    // Only before anything but the request went (the sends wait for the reply), and to a
     // lane that connects at once.
-    if (p.state != PeerState::kConnecting || p.lane.p2p() || p.p2p.connected() ||
+    if (p.state != PeerState::kConnecting || !p.lane.connected() || p.lane.p2p() ||
         p.aux.connected() || !p.ctrl.empty()) {
-        return;
-    }
-    const transports::LaneChoice c = transports::choose_am_lane(*worker_, full, lane_policy_);
-    if (c.iface == SIZE_MAX || c.p2p) return;
-    transports::OpenIface &iface = *worker_->ifaces()[c.iface];
-    if (&iface == &p.lane.iface()) {
         p.address = std::move(full);
         return;
     }
+    const transports::LaneChoice c = transports::choose_am_lane(*worker_, full, lane_policy_);
+    transports::OpenIface *best = c.iface != SIZE_MAX ? worker_->ifaces()[c.iface].get() : nullptr;
+    if (best == nullptr || c.p2p || best == &p.lane.iface()) {
+        p.address = std::move(full);
+        return;
+    }
+    transports::OpenIface &iface = *best;
     transports::AmLane better;
     worker_->activate(iface);
     const ucs_status_t s = transports::AmLane::connect(iface, full.records[c.record], better);
@@ -579,6 +628,7 @@ void DataPath::upgrade_lane(Peer &p, const WireupView &w) {
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect over {} ({}): staying on {}",
                      address::describe(full), iface.resource->label(), transports::to_string(s),
                      p.lane.resource().label());
+        p.address = std::move(full);
         return;
     }
     UFI_LOG_DEBUG(Subsys::EpData, "peer {} reached by host and port: traffic moves from {} to {}",

@@ -262,12 +262,34 @@ TEST(Getinfo, HintAddressesAreValidatedAndCopied) {
     static_cast<uint8_t *>(hints->dest_addr)[0] = 'X';  // not a ufi address any more
     EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
     EXPECT_TRUE(mentions(why, "hints->dest_addr"));
-    // A source address in a format ufi does not serve: no match either.
+    // A malformed socket address (family 0): no match either.
     InfoPtr sin_hints(alloc_info());
     sin_hints->addr_format = FI_SOCKADDR_IN;
     sin_hints->src_addrlen = sizeof(sockaddr_in);
     sin_hints->src_addr = calloc(1, sizeof(sockaddr_in));
     EXPECT_EQ(run(machine_env(), sin_hints.get(), out, why), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "not an AF_INET socket address"));
+    // A real one names a tcp listener: the domains with tcp serve it, in that format.
+    auto *sin = static_cast<sockaddr_in *>(sin_hints->src_addr);
+    free(sin_hints->src_addr);
+    sin_hints->src_addr = nullptr;
+    sin_hints->src_addrlen = 0;
+    sin_hints->dest_addrlen = sizeof(sockaddr_in);
+    sin_hints->dest_addr = calloc(1, sizeof(sockaddr_in));
+    sin = static_cast<sockaddr_in *>(sin_hints->dest_addr);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(4567);
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(run(machine_env(), sin_hints.get(), out, why), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo"})) << "not shm: no tcp";
+    for (const fi_info *i = out.get(); i != nullptr; i = i->next) {
+        EXPECT_EQ(i->addr_format, uint32_t{FI_SOCKADDR_IN});
+        ASSERT_EQ(i->dest_addrlen, sizeof(sockaddr_in));
+        EXPECT_EQ(memcmp(i->dest_addr, sin, sizeof(sockaddr_in)), 0);
+        ASSERT_EQ(i->src_addrlen, sizeof(sockaddr_in));
+        EXPECT_EQ(static_cast<const sockaddr_in *>(i->src_addr)->sin_family, AF_INET);
+    }
+    EXPECT_TRUE(mentions(why, "has no tcp transport"));
     // An address too long for a domain leaves that domain out, with the reason.
     auto big = sample_address();
     big.records.push_back({"tcp", std::vector<uint8_t>(18, 3), std::vector<uint8_t>(2, 4)});

@@ -5,6 +5,8 @@
 // and a refused sender's operations fail, never hang).
 #include "msg_fixture.h"
 
+#include <netinet/in.h>
+
 #include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
@@ -15,9 +17,28 @@ namespace {
 class SourceErrTest : public MsgTest {
   protected:
     void adjust_hints(fi_info *hints) override { hints->caps |= FI_SOURCE_ERR; }
+    void unknown_sender_case();
 };
 
-TEST_F(SourceErrTest, UnknownSenderIsAnErrorEntryWithItsAddress) {
+// The same with FI_SOCKADDR_IN names: err_data is the sender's socket address.
+class SocketSourceErrTest : public SourceErrTest {
+  protected:
+    void adjust_hints(fi_info *hints) override {
+        SourceErrTest::adjust_hints(hints);
+        hints->addr_format = FI_SOCKADDR_IN;
+    }
+    bool needs_loopback_tcp() const override { return true; }
+};
+
+TEST_F(SourceErrTest, UnknownSenderIsAnErrorEntryWithItsAddress) { unknown_sender_case(); }
+
+TEST_F(SocketSourceErrTest, UnknownSenderIsAnErrorEntryWithItsSocketAddress) {
+    ASSERT_EQ(info_->addr_format, uint32_t{FI_SOCKADDR_IN});
+    ASSERT_EQ(a_.name.size(), sizeof(sockaddr_in)) << "fi_getname gives the socket address";
+    unknown_sender_case();
+}
+
+void SourceErrTest::unknown_sender_case() {
     ASSERT_NE(info_->caps & FI_SOURCE_ERR, 0u) << "offered on request";
     open_side(c_);  // C's AV is empty: A is unknown to it
     const fi_addr_t a_to_c = insert(a_, c_.name);
