@@ -206,4 +206,16 @@ size_t socket_address_length(const void *addr, size_t avail, int family_wanted, 
                                             : "not an AF_INET or AF_INET6 socket address");
 }
 
+bool shares_tcp_listener(const EndpointAddress &a, const EndpointAddress &b) noexcept {
+    for (const TransportRecord &x : a.records) {
+        if (x.tl != "tcp") continue;
+        for (const TransportRecord &y : b.records) {
+            if (y.tl == "tcp" && x.device_addr == y.device_addr && x.iface_addr == y.iface_addr) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 }  // namespace ufi::transports::address

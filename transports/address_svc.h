@@ -40,6 +40,10 @@ struct EndpointAddress;
 bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
                         socklen_t &len);
 
+// Whether a and b have a tcp record naming the same listener (device and iface address bytes
+// equal): a host-and-port address and the full address of the endpoint listening there.
+bool shares_tcp_listener(const EndpointAddress &a, const EndpointAddress &b) noexcept;
+
 // A socket address as applications pass FI_SOCKADDR_IN / FI_SOCKADDR_IN6 / FI_SOCKADDR
 // addresses: its length by its family (`family` AF_INET or AF_INET6 takes only that one,
 // AF_UNSPEC either), within `avail` bytes. 0 with *why when it is none of these.

@@ -12,6 +12,7 @@
 #include "runtime/lock.h"
 #include "runtime/log/log.h"
 #include "transports/address.h"
+#include "transports/address_svc.h"
 
 #include <rdma/fi_errno.h>
 
@@ -609,17 +610,9 @@ int find_listener(const Av *av, const address::EndpointAddress &peer, fi_addr_t 
             std::memcpy(&u, v.blob + address::kUuidOffset, sizeof u);
             if (u != 0) continue;  // an identity, not a host and port
             address::EndpointAddress a;
-            if (!address::unpack(v.blob, v.len, a)) continue;
-            for (const auto &mine : a.records) {
-                for (const auto &theirs : peer.records) {
-                    if (mine.tl == "tcp" && theirs.tl == "tcp" &&
-                        mine.device_addr == theirs.device_addr &&
-                        mine.iface_addr == theirs.iface_addr) {
-                        addr = encoding::entry_addr(i);
-                        return resolve(av, addr, out);
-                    }
-                }
-            }
+            if (!address::unpack(v.blob, v.len, a) || !address::shares_tcp_listener(a, peer)) continue;
+            addr = encoding::entry_addr(i);
+            return resolve(av, addr, out);
         }
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;

@@ -9,6 +9,7 @@
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
+#include "transports/address_svc.h"
 
 #include <rdma/fi_errno.h>
 
@@ -112,32 +113,16 @@ Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
 }
 
 Peer *DataPath::peer_listening_at(const address::EndpointAddress &a) noexcept {
-    for (const auto &rec : a.records) {
-        if (rec.tl != "tcp") continue;
-        for (auto &pp : peers_) {
-            if (pp->address.uuid == 0) continue;  // itself known by host and port only
-            for (const auto &theirs : pp->address.records) {
-                if (theirs.tl == "tcp" && theirs.device_addr == rec.device_addr &&
-                    theirs.iface_addr == rec.iface_addr) {
-                    return pp.get();
-                }
-            }
-        }
+    for (auto &pp : peers_) {
+        // (a peer itself known by host and port only is no identity to name)
+        if (pp->address.uuid != 0 && address::shares_tcp_listener(pp->address, a)) return pp.get();
     }
     return nullptr;
 }
 
 Peer *DataPath::host_port_peer_of(const address::EndpointAddress &full) noexcept {
     for (auto &pp : peers_) {
-        if (pp->address.uuid != 0) continue;
-        for (const auto &mine : pp->address.records) {
-            for (const auto &theirs : full.records) {
-                if (mine.tl == "tcp" && theirs.tl == "tcp" && mine.device_addr == theirs.device_addr &&
-                    mine.iface_addr == theirs.iface_addr) {
-                    return pp.get();
-                }
-            }
-        }
+        if (pp->address.uuid == 0 && address::shares_tcp_listener(pp->address, full)) return pp.get();
     }
     return nullptr;
 }

@@ -114,15 +114,9 @@ int run(const char *role, int sock, bool a) {
 }
 
 TEST(Sockaddr, TwoProcessesBySocketAddress) {
-    int sv[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    const pid_t a = spawn(run, sv[0], sv[1], "A", true);
-    const pid_t b = spawn(run, sv[1], sv[0], "B", false);
-    ::close(sv[0]);
-    ::close(sv[1]);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
-    EXPECT_EQ(wait_bounded(a, deadline), 0) << "A";
-    EXPECT_EQ(wait_bounded(b, deadline), 0) << "B";
+    const PairResult r = run_pair(run, "A", "B");
+    EXPECT_EQ(r.a, 0) << "A";
+    EXPECT_EQ(r.b, 0) << "B";
 }
 
 }  // namespace

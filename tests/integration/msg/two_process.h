@@ -181,4 +181,25 @@ inline int wait_bounded(pid_t pid, std::chrono::steady_clock::time_point deadlin
     return -1;
 }
 
+// Runs run(role, sock, true) and run(role, sock, false) in two children joined by a socket
+// pair; the children's exit statuses (0: passed), within a bound.
+struct PairResult {
+    int a = -1;
+    int b = -1;
+};
+inline PairResult run_pair(int (*run)(const char *, int, bool), const char *role_a,
+                           const char *role_b) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return {};
+    const pid_t a = spawn(run, sv[0], sv[1], role_a, true);
+    const pid_t b = spawn(run, sv[1], sv[0], role_b, false);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
+    PairResult r;
+    r.a = wait_bounded(a, deadline);
+    r.b = wait_bounded(b, deadline);
+    return r;
+}
+
 }  // namespace ufi::two_process

@@ -163,27 +163,15 @@ int run_declining(const char *role, int sock, bool a) {
 }
 
 TEST(TwoProcesses, OneSideDeclinesTheEndpointToEndpointLane) {
-    int sv[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    const pid_t a = spawn(run_declining, sv[0], sv[1], "A", true);
-    const pid_t b = spawn(run_declining, sv[1], sv[0], "B", false);
-    ::close(sv[0]);
-    ::close(sv[1]);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
-    EXPECT_EQ(wait_bounded(a, deadline), 0) << "offers";
-    EXPECT_EQ(wait_bounded(b, deadline), 0) << "declines";
+    const PairResult r = run_pair(run_declining, "A", "B");
+    EXPECT_EQ(r.a, 0) << "offers";
+    EXPECT_EQ(r.b, 0) << "declines";
 }
 
 TEST(TwoProcesses, MessagesOfEverySizeOrderAndSource) {
-    int sv[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    const pid_t a = spawn(run, sv[0], sv[1], "A", true);
-    const pid_t b = spawn(run, sv[1], sv[0], "B", false);
-    ::close(sv[0]);
-    ::close(sv[1]);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
-    EXPECT_EQ(wait_bounded(a, deadline), 0) << "sender";
-    EXPECT_EQ(wait_bounded(b, deadline), 0) << "receiver";
+    const PairResult r = run_pair(run, "A", "B");
+    EXPECT_EQ(r.a, 0) << "sender";
+    EXPECT_EQ(r.b, 0) << "receiver";
 }
 
 }  // namespace
