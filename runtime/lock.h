@@ -14,6 +14,21 @@
 
 namespace ufi::runtime {
 
+// One step of a spinning wait: a pause for the first spins, then yielding the core (the holder
+// may be descheduled, or in a long call).
+inline void spin_wait(unsigned &spins) noexcept {
+    constexpr unsigned kSpinsBeforeYield = 256;
+    if (++spins < kSpinsBeforeYield) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        asm volatile("yield" ::: "memory");
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
 class OptionalMutex {
 public:
     explicit OptionalMutex(bool needed = true) : needed_(needed) {}
@@ -33,24 +48,10 @@ private:
     // little, then yields (a holder may be descheduled, or in a long zero-copy call).
     void wait() noexcept {
         for (unsigned spins = 0;;) {
-            while (locked_.load(std::memory_order_relaxed)) {
-                if (++spins < kSpinsBeforeYield) {
-                    cpu_relax();
-                } else {
-                    sched_yield();
-                }
-            }
+            while (locked_.load(std::memory_order_relaxed)) spin_wait(spins);
             if (!locked_.exchange(true, std::memory_order_acquire)) return;
         }
     }
-    static void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield" ::: "memory");
-#endif
-    }
-    static constexpr unsigned kSpinsBeforeYield = 256;
 
     std::atomic<bool> locked_{false};
     bool needed_;

@@ -40,6 +40,8 @@ void MemoryMonitor::notify(std::uintptr_t start, std::size_t length) noexcept {
     const std::uintptr_t end = start + length < start ? UINTPTR_MAX : start + length;
     std::lock_guard<std::mutex> lock(mutex_);
     ++events_;
+    // Set before the event's munmap returns: a registration made after it sees the flag.
+    pending_.store(true, std::memory_order_release);
     if (overflow_) return;
     // Merge with the last range when they touch (munmap of a large area comes in pieces).
     if (count_ > 0) {
@@ -64,12 +66,14 @@ std::size_t MemoryMonitor::drain(std::span<AddressRange> out, bool &everything) 
     overflow_ = false;
     if (everything) {
         count_ = 0;
+        pending_.store(false, std::memory_order_release);
         return 0;
     }
     const std::size_t n = count_ < out.size() ? count_ : out.size();
     for (std::size_t i = 0; i < n; ++i) out[i] = queue_[i];
     for (std::size_t i = n; i < count_; ++i) queue_[i - n] = queue_[i];
     count_ -= n;
+    pending_.store(count_ > 0, std::memory_order_release);
     return n;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -44,6 +45,10 @@ class MemoryMonitor {
     // Queues a range as the event callback does (tests; and explicit invalidation).
     void notify(std::uintptr_t start, std::size_t length) noexcept;
 
+    // Whether ranges (or an overflow) wait to be drained: one load, so that the cache's hit
+    // path takes no lock when nothing was unmapped.
+    bool pending() const noexcept { return pending_.load(std::memory_order_acquire); }
+
     // Events seen since start() (for statistics and tests).
     std::uint64_t events() const;
 
@@ -52,6 +57,7 @@ class MemoryMonitor {
     std::array<AddressRange, kQueueSize> queue_{};
     std::size_t count_ = 0;
     bool overflow_ = false;
+    std::atomic<bool> pending_{false};  // count_ > 0 || overflow_, set under mutex_
     std::uint64_t events_ = 0;
     bool running_ = false;
 };

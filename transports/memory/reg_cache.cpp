@@ -217,6 +217,7 @@ RegCache::Stats RegCache::stats() const {
 }
 
 void RegCache::process_events() {
+    if (!monitor_.pending()) return;  // the common case: nothing unmapped since last time
     std::array<AddressRange, 64> ranges;
     for (;;) {
         bool everything = false;
