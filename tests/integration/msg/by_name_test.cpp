@@ -65,17 +65,7 @@ int open_named(Side &s, bool server) {
     CHECK(rc == 0);
     CHECK(s.info->src_addr != nullptr && s.info->src_addrlen != 0);
     if (!server) CHECK(s.info->dest_addr != nullptr && s.info->dest_addrlen != 0);
-    CHECK(fi_fabric(s.info->fabric_attr, &s.fabric, nullptr) == 0);
-    CHECK(fi_domain(s.fabric, s.info, &s.domain, nullptr) == 0);
-    fi_av_attr av_attr{};
-    CHECK(fi_av_open(s.domain, &av_attr, &s.av, nullptr) == 0);
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    CHECK(fi_cq_open(s.domain, &cq_attr, &s.cq, nullptr) == 0);
-    CHECK(fi_endpoint(s.domain, s.info, &s.ep, nullptr) == 0);
-    CHECK(fi_ep_bind(s.ep, &s.av->fid, 0) == 0);
-    CHECK(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV) == 0);
-    CHECK(fi_enable(s.ep) == 0);
+    CHECK(open_objects(s) == 0);
     return 0;
 }
 

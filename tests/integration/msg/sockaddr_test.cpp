@@ -34,17 +34,7 @@ int open_sockaddr(Side &s) {
     CHECK(rc == 0);
     CHECK(s.info->addr_format == FI_SOCKADDR_IN);
     CHECK(s.info->src_addrlen == sizeof(sockaddr_in));
-    CHECK(fi_fabric(s.info->fabric_attr, &s.fabric, nullptr) == 0);
-    CHECK(fi_domain(s.fabric, s.info, &s.domain, nullptr) == 0);
-    fi_av_attr av_attr{};
-    CHECK(fi_av_open(s.domain, &av_attr, &s.av, nullptr) == 0);
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    CHECK(fi_cq_open(s.domain, &cq_attr, &s.cq, nullptr) == 0);
-    CHECK(fi_endpoint(s.domain, s.info, &s.ep, nullptr) == 0);
-    CHECK(fi_ep_bind(s.ep, &s.av->fid, 0) == 0);
-    CHECK(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV) == 0);
-    CHECK(fi_enable(s.ep) == 0);
+    CHECK(open_objects(s) == 0);
     sockaddr_in mine{}, theirs{};
     size_t len = sizeof mine;
     CHECK(fi_getname(&s.ep->fid, &mine, &len) == 0);

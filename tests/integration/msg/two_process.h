@@ -114,13 +114,9 @@ struct Side {
     }
 };
 
-inline int open_side(Side &s) {
+// Opens the fabric, domain, AV, CQ and an enabled endpoint from s.info (set by the caller).
+inline int open_objects(Side &s) {
     const char *role = s.role;
-    fi_info *hints = fi_allocinfo();
-    hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
-    hints->ep_attr->type = FI_EP_RDM;
-    CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &s.info) == 0);
-    fi_freeinfo(hints);
     CHECK(fi_fabric(s.info->fabric_attr, &s.fabric, nullptr) == 0);
     CHECK(fi_domain(s.fabric, s.info, &s.domain, nullptr) == 0);
     fi_av_attr av_attr{};
@@ -134,6 +130,19 @@ inline int open_side(Side &s) {
     CHECK(fi_ep_bind(s.ep, &s.av->fid, 0) == 0);
     CHECK(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV) == 0);
     CHECK(fi_enable(s.ep) == 0);
+    return 0;
+}
+
+// The usual side: tagged and untagged messages, the default address format, and the peer's
+// name exchanged over the socket and inserted.
+inline int open_side(Side &s) {
+    const char *role = s.role;
+    fi_info *hints = fi_allocinfo();
+    hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+    hints->ep_attr->type = FI_EP_RDM;
+    CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &s.info) == 0);
+    fi_freeinfo(hints);
+    CHECK(open_objects(s) == 0);
     size_t len = 0;
     CHECK(fi_getname(&s.ep->fid, nullptr, &len) == -FI_ETOOSMALL);
     std::vector<uint8_t> mine(len), theirs(len);
