@@ -9,6 +9,7 @@
 #include "runtime/lock.h"
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/fast_path.h"
 
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -39,21 +40,15 @@ Endpoint *ep_of(fid_ep *ep) {
     return static_cast<Endpoint *>(ep);
 }
 
-// The data path, locked for the call; -FI_EOPBADSTATE before fi_enable.
+// The data path, locked for the call; -FI_EOPBADSTATE before fi_enable. Always inline: as a
+// call, every argument the lambda captures would go through memory.
 template <typename Fn>
-ssize_t with_data_path(fid_ep *fep, Fn &&fn) {
+[[gnu::always_inline]] inline ssize_t with_data_path(fid_ep *fep, Fn &&fn) {
     Endpoint *ep = ep_of(fep);
     runtime::proto::DataPath *dp = ep->data_path();
     if (dp == nullptr) return -FI_EOPBADSTATE;
     std::lock_guard<OptionalMutex> lock(ep->worker_lock());
     return fn(*ep, *dp);
-}
-
-// One buffer: NULL only when empty.
-int one_buffer(const void *buf, size_t len, IovList &out) {
-    if (buf == nullptr && len != 0) return -FI_EINVAL;
-    out.set(buf, len);
-    return 0;
 }
 
 // An iovec list within the endpoint's iov_limit.
@@ -79,6 +74,16 @@ ssize_t do_send(fid_ep *fep, const IovList &iov, fi_addr_t dest, void *context, 
     });
 }
 
+// One buffer (NULL only when empty): DataPath::send_buffer, whose common case is inline.
+ssize_t send_one(fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, void *context,
+                 uint64_t flags, uint64_t tag, uint64_t data, bool tagged, bool inject_call) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.send_buffer(buf, len, dest, context, flags | (inject_call ? FI_INJECT : 0), tag,
+                              data, tagged, inject_call);
+    });
+}
+
 ssize_t do_recv(fid_ep *fep, const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
                 uint64_t tag, uint64_t ignore, bool tagged) {
     return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
@@ -89,9 +94,7 @@ ssize_t do_recv(fid_ep *fep, const IovList &iov, fi_addr_t src, void *context, u
 // ---- fi_msg --------------------------------------------------------------------------------
 
 ssize_t msg_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, void *context) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
 }
 
 ssize_t msg_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
@@ -110,23 +113,17 @@ ssize_t msg_sendmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
 }
 
 ssize_t msg_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, nullptr, 0, 0, 0, false, true);
+    return send_one(ep, buf, len, dest, nullptr, 0, 0, 0, false, true);
 }
 
 ssize_t msg_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                      fi_addr_t dest, void *context) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
+    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
                    false, false);
 }
 
 ssize_t msg_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, nullptr, FI_REMOTE_CQ_DATA, 0, data, false, true);
+    return send_one(ep, buf, len, dest, nullptr, FI_REMOTE_CQ_DATA, 0, data, false, true);
 }
 
 // One receive buffer, posted without building a list (the common case).
@@ -161,9 +158,7 @@ ssize_t msg_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
 
 ssize_t tag_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t tag,
                  void *context) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
 }
 
 ssize_t tag_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
@@ -182,24 +177,18 @@ ssize_t tag_sendmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
 }
 
 ssize_t tag_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, nullptr, 0, tag, 0, true, true);
+    return send_one(ep, buf, len, dest, nullptr, 0, tag, 0, true, true);
 }
 
 ssize_t tag_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                      fi_addr_t dest, uint64_t tag, void *context) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
+    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
                    true, false);
 }
 
 ssize_t tag_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                        uint64_t tag) {
-    IovList iov;
-    if (one_buffer(buf, len, iov) != 0) return -FI_EINVAL;
-    return do_send(ep, iov, dest, nullptr, FI_REMOTE_CQ_DATA, tag, data, true, true);
+    return send_one(ep, buf, len, dest, nullptr, FI_REMOTE_CQ_DATA, tag, data, true, true);
 }
 
 ssize_t tag_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag,

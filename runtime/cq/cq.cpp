@@ -166,7 +166,13 @@ ssize_t Cq::read_locked(void *buf, size_t count, fi_addr_t *src) noexcept {
     while (n < count && head != tail) {
         const Slot &s = slots_[head & mask_];
         if (s.error != 0) break;
-        memcpy(out, &s.entry, entry_size_);
+        // Fixed sizes, so the copy stays inline (a variable-size memcpy is a libc call).
+        switch (entry_size_) {
+            case sizeof(fi_cq_entry): memcpy(out, &s.entry, sizeof(fi_cq_entry)); break;
+            case sizeof(fi_cq_msg_entry): memcpy(out, &s.entry, sizeof(fi_cq_msg_entry)); break;
+            case sizeof(fi_cq_data_entry): memcpy(out, &s.entry, sizeof(fi_cq_data_entry)); break;
+            default: memcpy(out, &s.entry, sizeof(fi_cq_tagged_entry)); break;
+        }
         out += entry_size_;
         if (src != nullptr) src[n] = s.src;
         ++n;

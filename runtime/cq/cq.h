@@ -64,8 +64,9 @@ class Cq : public fid_cq {
     // --- The data path's writer API -------------------------------------------------------
     // A success completion. src is the source fi_addr_t for fi_cq_readfrom (FI_ADDR_NOTAVAIL
     // when unknown). 0, or -FI_EAGAIN when the CQ is full (nothing is written).
-    int write(void *op_context, uint64_t flags, size_t len, void *buf, uint64_t data, uint64_t tag,
-              fi_addr_t src = FI_ADDR_NOTAVAIL) noexcept {
+    [[gnu::always_inline]] int write(void *op_context, uint64_t flags, size_t len, void *buf,
+                                     uint64_t data, uint64_t tag,
+                                     fi_addr_t src = FI_ADDR_NOTAVAIL) noexcept {
         std::lock_guard<OptionalMutex> guard(write_lock_);
         const uint64_t tail = tail_.load(std::memory_order_relaxed);
         if (tail - head_.load(std::memory_order_acquire) >= capacity_) return -FI_EAGAIN;

@@ -8,6 +8,7 @@
 // never after it.
 #pragma once
 
+#include "runtime/av/binding.h"
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
 #include "transports/address.h"
@@ -128,9 +129,17 @@ class DataPath {
     // -FI_EAGAIN (rx queue full), -FI_EINVAL.
     ssize_t recv(const IovList &iov, fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
                  uint64_t ignore, bool tagged) noexcept;
-    // The same for one buffer (fi_recv, fi_trecv), without building a list first.
-    ssize_t recv_buffer(void *buf, size_t len, fi_addr_t src, void *context, uint64_t flags,
-                        uint64_t tag, uint64_t ignore, bool tagged) noexcept;
+    // The same for one buffer (fi_recv, fi_trecv), without building a list first. Inline
+    // (fast_path.h): the common case is a record from the pool on the posted queue.
+    inline ssize_t recv_buffer(void *buf, size_t len, fi_addr_t src, void *context,
+                               uint64_t flags, uint64_t tag, uint64_t ignore,
+                               bool tagged) noexcept;
+    // send() for one buffer (fi_send, fi_tsend, fi_inject, fi_senddata, ...). Inline
+    // (fast_path.h): a message that fits one short active message to a connected peer with
+    // nothing queued goes to the lane there, without a list, a request or a call below.
+    inline ssize_t send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
+                               uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
+                               bool inject) noexcept;
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
@@ -187,8 +196,20 @@ class DataPath {
 
     // --- Peers and wireup (wireup.cpp) ---
     // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
-    // entry or its address does not parse.
-    Peer *peer_for_addr(fi_addr_t addr) noexcept;
+    // entry or its address does not parse. The cache (the AV entry's version, one load,
+    // still the one the peer was found for) is inline; resolve_peer() does the rest. Bits
+    // beyond the entry index are checked by resolve_peer(), never cached: an fi_addr_t with
+    // them set misses.
+    Peer *peer_for_addr(fi_addr_t addr) noexcept {
+        if (addr < by_addr_.size()) {
+            const AddrCache &c = by_addr_[addr];
+            if (c.version != 0 && c.version == av::version_at(c.version_ptr)) {
+                return peers_[c.peer].get();
+            }
+        }
+        return resolve_peer(addr);
+    }
+    Peer *resolve_peer(fi_addr_t addr) noexcept;
     Peer *add_peer(transports::address::EndpointAddress &&address);
     // Chooses the peer's lane and connects it; false (the peer failed) when none reaches it.
     bool open_lane(Peer &p);
@@ -246,7 +267,7 @@ class DataPath {
     void handle_middle(const uint8_t *data, size_t length) noexcept;
     // Where a message (src, tagged, tag) of `len` bytes goes: the first posted receive it
     // matches (for a multi-receive buffer, a record for its part of the buffer).
-    RecvReq *match_posted(uint32_t src, bool tagged, uint64_t tag, size_t len) noexcept;
+    inline RecvReq *match_posted(uint32_t src, bool tagged, uint64_t tag, size_t len) noexcept;
     // A record for the next `len` bytes of multi-receive buffer m (fewer: truncated); m
     // leaves the posted queue once less than FI_OPT_MIN_MULTI_RECV remains. nullptr when
     // memory runs out.
@@ -260,8 +281,11 @@ class DataPath {
     // message of a released multi-receive buffer (which is retired too).
     uint64_t retire_recv(RecvReq *r) noexcept;
     UnexpMsg *match_unexpected(const RecvReq &r) noexcept;
-    void complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
-                       uint64_t data, size_t msg_len) noexcept;
+    // A receive got its message (msg_len bytes, copied in): its completion and counter, the
+    // record back to its pool. Inline (fast_path.h); the uncommon cases are
+    // complete_recv_slow().
+    inline void complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                              uint64_t data, size_t msg_len) noexcept;
     // A pooled record for a message that found no receive (not queued yet); throws
     // std::bad_alloc.
     UnexpMsg *new_unexpected(const wire::EagerHdr &h, uint64_t cq_data, size_t total,
@@ -269,6 +293,14 @@ class DataPath {
     void retire_unexpected(UnexpMsg *u) noexcept;
     // Posts a filled receive: matches it against the unexpected messages, else queues it.
     ssize_t post_recv(RecvReq *r) noexcept;
+    // recv_buffer() beyond its common case.
+    ssize_t recv_buffer_slow(void *buf, size_t len, fi_addr_t src, void *context, uint64_t flags,
+                             uint64_t tag, uint64_t ignore, bool tagged) noexcept;
+    // complete_recv() beyond its common case (truncation, FI_SOURCE_ERR, multi-receive
+    // records, a full CQ, no completion wanted).
+    void complete_recv_slow(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                            uint64_t data, size_t msg_len, fi_addr_t from,
+                            bool unknown) noexcept;
     // A receive record for (src, tagged, tag, ignore, context, flags); nullptr with *rc set.
     RecvReq *new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag, uint64_t ignore,
                       bool tagged, ssize_t &rc) noexcept;

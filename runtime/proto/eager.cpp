@@ -8,6 +8,7 @@
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
 
@@ -49,12 +50,6 @@ transports::Status status_of_bcopy(ssize_t rc) {
     return rc >= 0 ? transports::kOk : static_cast<transports::Status>(rc);
 }
 
-bool matches(const RecvReq &r, uint32_t src, bool tagged, uint64_t tag) {
-    if (r.tagged != tagged) return false;
-    if (r.src != kNoPeer && r.src != src) return false;
-    return !tagged || ((r.tag ^ tag) & ~r.ignore) == 0;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -77,6 +72,13 @@ transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t t
         hdr_len += sizeof data;
     }
     const size_t single = hdr_len + iov.total;
+    if (single <= p.lane.max_short() && iov.count <= 1 && single <= kStagedShort) {
+        uint8_t staged[kStagedShort];
+        std::memcpy(staged, hdr + sizeof h.tag, hdr_len - sizeof h.tag);
+        if (iov.total > 0) std::memcpy(staged + hdr_len - sizeof h.tag, iov.v[0].base, iov.v[0].len);
+        return p.lane.send_short(wire::kAmEager, tag, staged,
+                                 static_cast<unsigned>(single - sizeof h.tag));
+    }
     if (single <= p.lane.max_short() && iov.count + 1 <= kMaxShortIov) {
         transports::Iov iovs[kMaxShortIov];
         iovs[0] = transports::make_iov(hdr, hdr_len);
@@ -435,8 +437,9 @@ ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_
     return post_recv(r);
 }
 
-ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *context,
-                              uint64_t flags, uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+[[gnu::noinline]] ssize_t DataPath::recv_buffer_slow(void *buf, size_t len, fi_addr_t src, void *context,
+                                   uint64_t flags, uint64_t tag, uint64_t ignore,
+                                   bool tagged) noexcept {
     ssize_t rc = 0;
     RecvReq *r = new_recv(src, context, flags, tag, ignore, tagged, rc);
     if (r == nullptr) return rc;
@@ -444,49 +447,20 @@ ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *contex
     return post_recv(r);
 }
 
-RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag, size_t len) noexcept {
-    List<RecvReq> &list = tagged ? posted_tagged_ : posted_msg_;
-    for (RecvReq *r = list.front(); r != nullptr; r = r->hook.next) {
-        if (matches(*r, src, tagged, tag)) {
-            if (r->multi) return place_in(r, len);  // nullptr: kept as unexpected
-            list.remove(r);
-            return r;
-        }
-    }
-    return nullptr;
-}
-
 UnexpMsg *DataPath::match_unexpected(const RecvReq &r) noexcept {
     const List<UnexpMsg> &list = r.tagged ? unexp_tagged_ : unexp_msg_;
     for (UnexpMsg *u = list.front(); u != nullptr; u = u->hook.next) {
-        if (u->claim_ctx == nullptr && matches(r, u->src, u->tagged, u->tag)) return u;
+        if (u->claim_ctx == nullptr && recv_matches(r, u->src, u->tagged, u->tag)) return u;
     }
     return nullptr;
 }
 
-void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
-                             uint64_t data, size_t msg_len) noexcept {
+[[gnu::noinline]] void DataPath::complete_recv_slow(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                                  uint64_t data, size_t msg_len, fi_addr_t from,
+                                  bool unknown) noexcept {
     const bool truncated = msg_len > r->iov.total;
     const bool has_data = (wire_flags & wire::kHasData) != 0;
     Peer *sender = src < peers_.size() ? peers_[src].get() : nullptr;
-    fi_addr_t from = sender != nullptr ? sender->report_id : FI_ADDR_NOTAVAIL;
-    if (from == FI_ADDR_NOTAVAIL && sender != nullptr) from = source_of(*sender);
-    // FI_SOURCE_ERR: a sender not in the AV makes this an error entry (the data is delivered).
-    const bool unknown = cfg_.source_err && from == FI_ADDR_NOTAVAIL && sender != nullptr;
-    if (!truncated && !unknown && r->completion && r->parent == nullptr && overflow_.empty() &&
-        cfg_.rx_cq != nullptr) {
-        // The common case, straight into the CQ ring.
-        if (cfg_.rx_cq->write(r->context,
-                              FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) |
-                                  (has_data ? FI_REMOTE_CQ_DATA : 0),
-                              msg_len, nullptr, has_data ? data : 0, r->tagged ? tag : 0,
-                              from) == 0) {
-            if (cfg_.recv_cntr != nullptr) cntr::on_completion(cfg_.recv_cntr, msg_len);
-            --rx_posted_;
-            recv_pool_.put(r);
-            return;
-        }
-    }
     Completion c{};
     c.cq = cfg_.rx_cq;
     c.context = r->context;

@@ -10,6 +10,7 @@
 #include "runtime/cntr/binding.h"
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
 

@@ -71,17 +71,8 @@ Peer *DataPath::add_peer(address::EndpointAddress &&a) {
     return peers_.back().get();
 }
 
-Peer *DataPath::peer_for_addr(fi_addr_t addr) noexcept {
-    // The cache: the AV entry's version (one load) still the one the peer was found for.
-    // Bits beyond the entry index are checked by resolve() when the cache misses, and are
-    // never cached: an fi_addr_t with them set misses (its low bits index the cache).
+Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
     const uint64_t index = addr;
-    if (index < by_addr_.size()) {
-        const AddrCache &c = by_addr_[index];
-        if (c.version != 0 && c.version == av::version_at(c.version_ptr)) {
-            return peers_[c.peer].get();
-        }
-    }
     av::PeerEntry e;
     if (av::resolve(cfg_.av, addr, e) != 0) return nullptr;
     try {

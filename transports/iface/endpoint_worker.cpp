@@ -332,18 +332,6 @@ EndpointWorker::~EndpointWorker() {
     async_thread_.reset();
 }
 
-unsigned EndpointWorker::progress() noexcept {
-    if (!async_thread_) {
-        ucs_async_poll(async_.get());
-    } else if ((++progress_calls_ & kMissedEventsEvery) == 0) {
-        // Events the async thread could not deliver (the context was blocked) wait in its
-        // "missed" queue; they are control events (connections, activations), so a check
-        // every few calls is soon enough, and the fast path is a few loads lighter.
-        __ucs_async_poll_missed(async_.get());
-    }
-    return uct_worker_progress(worker_.get());
-}
-
 ucs_status_t EndpointWorker::arm() noexcept {
     if (async_thread_) __ucs_async_poll_missed(async_.get());  // nothing missed before sleeping
     for (const auto &i : ifaces_) {

@@ -15,6 +15,7 @@
 #include "transports/resource.h"
 #include "transports/ucx_handles.h"
 
+#include <ucs/async/async_fwd.h>
 #include <uct/api/uct.h>
 
 #include <atomic>
@@ -98,7 +99,18 @@ class EndpointWorker {
     // uct_worker_progress plus, every 64 calls, the async context's missed events
     // (uct-brief section 2).
     // Returns the number of events processed.
-    unsigned progress() noexcept;
+    // Inline: the data path's poll loop runs it on every fi_cq_read.
+    unsigned progress() noexcept {
+        if (!async_thread_) {
+            ucs_async_poll(async_.get());
+        } else if ((++progress_calls_ & kMissedEventsEvery) == 0) {
+            // Events the async thread could not deliver (the context was blocked) wait in its
+            // "missed" queue; they are control events (connections, activations), so a check
+            // every few calls is soon enough, and the fast path is a few loads lighter.
+            __ucs_async_poll_missed(async_.get());
+        }
+        return uct_worker_progress(worker_.get());
+    }
 
     // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
     // UCS_ERR_BUSY when work is pending (progress again instead).

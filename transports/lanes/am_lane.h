@@ -79,6 +79,10 @@ class AmLane {
     Status send_short(uint8_t id, const Iov *iov, size_t iovcnt) noexcept {
         return uct_ep_am_short_iov(ep_.get(), id, iov, iovcnt);
     }
+    // One short message of `header` (8 bytes, first on the wire) and `length` bytes after it.
+    Status send_short(uint8_t id, uint64_t header, const void *payload, unsigned length) noexcept {
+        return uct_ep_am_short(ep_.get(), id, header, payload, length);
+    }
     // The packed size, or a negative Status (kNoResource: retry after progress).
     ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
         return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);

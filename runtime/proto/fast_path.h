@@ -1,0 +1,149 @@
+// The data path's common cases, inline where they are called: a one-buffer send that fits one
+// short active message to a connected peer, a one-buffer receive posted with nothing
+// unexpected waiting (both from api/ep_data.cpp), and on arrival the match against the posted
+// receives and the completion (from the protocols' handlers). They do what DataPath::send() and recv_buffer_slow()
+// do for the same operation, with no list, request record or call layer between the call and
+// the lane; anything else goes to those. Kept apart from data_path.h so that only the callers
+// pay for compiling them.
+#pragma once
+
+#include "runtime/cntr/binding.h"
+#include "runtime/cq/cq.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <cstring>
+
+namespace ufi::runtime::proto {
+
+// The largest message (headers after the tag included) the send fast path stages on the
+// stack for one am_short; shared-memory FIFO elements and tcp's short limit are below it.
+inline constexpr size_t kStagedShort = 256;
+
+inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
+                                     uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
+                                     bool inject) noexcept {
+    Peer *p = peer_for_addr(dest);
+    const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
+    // The wire form is eager's (wire::EagerHdr, data, payload): UCT's 8-byte short header is
+    // the tag, the rest is staged here so the message goes as one am_short.
+    const size_t after_tag = sizeof(wire::EagerHdr) - sizeof(uint64_t) + (has_data ? 8 : 0);
+    if (p != nullptr && p->state == PeerState::kConnected && p->queue.empty() &&
+        tx_outstanding_ < tx_size_ && len <= p->rndv_thresh &&
+        len + after_tag + sizeof(uint64_t) <= p->lane.max_short() &&
+        len + after_tag <= kStagedShort &&
+        !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
+        (!(flags & FI_INJECT) ||
+         len <= (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
+        uint8_t staged[kStagedShort];
+        const uint32_t words[2] = {p->remote_idx, (tagged ? uint32_t{wire::kTagged} : 0u) |
+                                                      (has_data ? uint32_t{wire::kHasData} : 0u)};
+        std::memcpy(staged, words, sizeof words);
+        if (has_data) std::memcpy(staged + sizeof words, &data, sizeof data);
+        copy_bytes(staged + after_tag, buf, len);
+        if (p->lane.send_short(wire::kAmEager, tag, staged, static_cast<unsigned>(after_tag + len)) ==
+            transports::kOk) {
+            // UCT copied it: complete when the call returns, FI_INJECT included.
+            if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) &&
+                cfg_.tx_cq != nullptr) {
+                const uint64_t cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+                if (!overflow_.empty() ||
+                    cfg_.tx_cq->write(context, cq_flags, 0, nullptr, 0, 0) != 0) {
+                    Completion c{};
+                    c.cq = cfg_.tx_cq;
+                    c.context = context;
+                    c.flags = cq_flags;
+                    c.src = FI_ADDR_NOTAVAIL;
+                    write_completion(c);  // behind the completions a full CQ holds back
+                }
+            }
+            if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, len);
+            return 0;
+        }
+        // A full lane queues it, a failed one fails the peer: send() does both.
+    }
+    IovList iov;
+    iov.set(buf, len);
+    return send(iov, dest, context, flags, tag, data, tagged, inject);
+}
+
+inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *context,
+                                     uint64_t flags, uint64_t tag, uint64_t ignore,
+                                     bool tagged) noexcept {
+    // Any source (or an endpoint that does not match sources), nothing unexpected to match,
+    // room, a pooled record, not a multi-receive buffer.
+    const bool any_source = !(tagged ? directed_tagged_ : directed_msg_) ||
+                            (src == FI_ADDR_UNSPEC && !exact_directed_);
+    List<RecvReq> &posted = tagged ? posted_tagged_ : posted_msg_;
+    if (!any_source || (flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ ||
+        !(tagged ? unexp_tagged_ : unexp_msg_).empty()) {
+        return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
+    }
+    RecvReq *r = recv_pool_.get_pooled();
+    if (r == nullptr) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
+    r->tagged = tagged;
+    r->src = kNoPeer;
+    r->tag = tag;
+    r->ignore = ignore;
+    r->context = context;
+    r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
+    r->multi = false;
+    r->multi_offset = 0;
+    r->children = 0;
+    r->released = false;
+    r->parent = nullptr;
+    r->iov.set(buf, len);
+    ++rx_posted_;
+    posted.push_back(r);
+    return 0;
+}
+
+// Whether posted receive r takes a message from peer `src` (kNoPeer: unknown) with `tag`.
+inline bool recv_matches(const RecvReq &r, uint32_t src, bool tagged, uint64_t tag) noexcept {
+    if (r.tagged != tagged) return false;
+    if (r.src != kNoPeer && r.src != src) return false;
+    return !tagged || ((r.tag ^ tag) & ~r.ignore) == 0;
+}
+
+inline RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag,
+                                       size_t len) noexcept {
+    List<RecvReq> &list = tagged ? posted_tagged_ : posted_msg_;
+    for (RecvReq *r = list.front(); r != nullptr; r = r->hook.next) {
+        if (recv_matches(*r, src, tagged, tag)) {
+            if (r->multi) return place_in(r, len);  // nullptr: kept as unexpected
+            list.remove(r);
+            return r;
+        }
+    }
+    return nullptr;
+}
+
+inline void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
+                                    uint64_t data, size_t msg_len) noexcept {
+    Peer *sender = src < peers_.size() ? peers_[src].get() : nullptr;
+    fi_addr_t from = sender != nullptr ? sender->report_id : FI_ADDR_NOTAVAIL;
+    if (from == FI_ADDR_NOTAVAIL && sender != nullptr) from = source_of(*sender);
+    // FI_SOURCE_ERR: a sender not in the AV makes this an error entry (the data is delivered).
+    const bool unknown = cfg_.source_err && from == FI_ADDR_NOTAVAIL && sender != nullptr;
+    if (msg_len <= r->iov.total && !unknown && r->completion && r->parent == nullptr &&
+        overflow_.empty() && cfg_.rx_cq != nullptr) {
+        // The common case, straight into the CQ ring.
+        const bool has_data = (wire_flags & wire::kHasData) != 0;
+        if (cfg_.rx_cq->write(r->context,
+                              FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) |
+                                  (has_data ? FI_REMOTE_CQ_DATA : 0),
+                              msg_len, nullptr, has_data ? data : 0, r->tagged ? tag : 0,
+                              from) == 0) {
+            if (cfg_.recv_cntr != nullptr) cntr::on_completion(cfg_.recv_cntr, msg_len);
+            --rx_posted_;
+            recv_pool_.put(r);
+            return;
+        }
+    }
+    complete_recv_slow(r, src, wire_flags, tag, data, msg_len, from, unknown);
+}
+
+}  // namespace ufi::runtime::proto
