@@ -110,14 +110,15 @@ unsigned DataPath::progress() noexcept {
     if (!retry_gets_.empty() || !retry_puts_.empty()) done += retry_rndv();
     if (busy_.empty()) return done;
     // Peers drained here may queue more (a handler run by progress); take the list as it is.
-    std::vector<uint32_t> busy;
-    busy.swap(busy_);
-    for (uint32_t idx : busy) {
+    // The two vectors trade places and keep their capacity: no allocation per call.
+    busy_draining_.swap(busy_);
+    for (uint32_t idx : busy_draining_) {
         Peer &p = *peers_[idx];
         p.busy = false;
         drain(p);
         ++done;
     }
+    busy_draining_.clear();
     return done;
 }
 

@@ -411,6 +411,7 @@ class DataPath {
     };
     std::vector<AddrCache> by_addr_;
     std::vector<uint32_t> busy_;      // peers with queued work
+    std::vector<uint32_t> busy_draining_;  // progress(): busy_ as it was when it began
 
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;
