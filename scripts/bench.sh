@@ -49,10 +49,14 @@ col() { awk -F, -v c="$1" '{print $c}'; }
 
 printf '%-44s %12s  %-34s %12s  %6s  %s\n' "measure" "ufi" "anchor" "value" "ratio" "unit"
 uct=$(ucx "UCX_TLS=posix" -t am_lat -d memory -x posix -n $n_lat -s 8 | awk '{print $4}')
-ucp=$(ucx "" -t tag_lat -n $n_lat -s 8 | awk '{print $4}')
-u=$(ufi "" -t tag_lat -n $n_lat -s 8 | col 5)
-row "tag 8B one-way latency, shared memory" "$u" "UCP tag_lat" "$ucp" "us"
+ucp_line=$(ucx "" -t tag_lat -n $n_lat -s 8)
+ufi_line=$(ufi "" -t tag_lat -n $n_lat -s 8)
+u=$(echo "$ufi_line" | col 5)
+row "tag 8B one-way latency, shared memory" "$u" "UCP tag_lat" "$(echo "$ucp_line" | awk '{print $4}')" "us"
 row "" "$u" "UCT am_lat posix (floor)" "$uct" "us"
+# The median iteration (ucx_perftest's "typical"), less moved by this machine's hiccups.
+row "  the same, typical (median iteration)" "$(echo "$ufi_line" | col 8)" "UCP tag_lat typical" \
+  "$(echo "$ucp_line" | awk '{print $3}')" "us"
 ucp=$(ucx "" -t tag_bw -n $n_rate -s 8 | awk '{print $9}')
 u=$(ufi "" -t tag_bw -n $n_rate -s 8 | col 7)
 row "tag 8B message rate, shared memory" "$u" "UCP tag_bw" "$ucp" "msg/s"

@@ -57,6 +57,9 @@ for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw"):
                 fail(f"{test}: {r}")
             if r["lat_us"] <= 0 or r["msg_rate"] <= 0 or (r["size"] > 0 and r["bw_MBps"] <= 0):
                 fail(f"{test}: non-positive measurement {r}")
+            # The median iteration (ucx_perftest's "typical"): latency tests only.
+            if test.endswith("_lat") and not 0 < r.get("typical_lat_us", 0) < 100 * r["lat_us"]:
+                fail(f"{test}: typical latency {r}")
         print("ok:", test, tls, len(rows), "sizes")
 
 out = pair(["-t", "tag_lat", "-s", "8", "-n", "100"], {"UFI_TLS": "shm"})

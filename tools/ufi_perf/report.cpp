@@ -9,9 +9,10 @@ void print_header(const Options &o, const std::string &domain) {
         std::printf("# ufi_perf %s, domain %s, %s\n", test_name(o.test), domain.c_str(),
                     is_latency(o.test) ? "latency is one-way (half the round trip)"
                                        : "bandwidth in MiB/s");
-        std::printf("%12s %10s %12s %12s %14s\n", "size", "iters", "lat_us", "bw_MBps", "msg_rate");
+        std::printf("%12s %10s %12s %12s %14s %12s\n", "size", "iters", "lat_us", "bw_MBps", "msg_rate",
+                    "typical_us");
     } else if (o.format == Format::Csv) {
-        std::printf("test,domain,size,iters,lat_us,bw_MBps,msg_rate\n");
+        std::printf("test,domain,size,iters,lat_us,bw_MBps,msg_rate,typical_lat_us\n");
     }
     std::fflush(stdout);
 }
@@ -19,18 +20,22 @@ void print_header(const Options &o, const std::string &domain) {
 void print_result(const Options &o, const std::string &domain, const Result &r) {
     switch (o.format) {
         case Format::Table:
-            std::printf("%12zu %10llu %12.3f %12.2f %14.0f\n", r.size,
-                        static_cast<unsigned long long>(r.iters), r.lat_us, r.bw_MBps, r.msg_rate);
+            std::printf("%12zu %10llu %12.3f %12.2f %14.0f %12.3f\n", r.size,
+                        static_cast<unsigned long long>(r.iters), r.lat_us, r.bw_MBps, r.msg_rate,
+                        r.typical_lat_us);
             break;
         case Format::Csv:
-            std::printf("%s,%s,%zu,%llu,%.4f,%.3f,%.1f\n", test_name(o.test), domain.c_str(), r.size,
-                        static_cast<unsigned long long>(r.iters), r.lat_us, r.bw_MBps, r.msg_rate);
+            std::printf("%s,%s,%zu,%llu,%.4f,%.3f,%.1f,%.4f\n", test_name(o.test), domain.c_str(),
+                        r.size, static_cast<unsigned long long>(r.iters), r.lat_us, r.bw_MBps,
+                        r.msg_rate, r.typical_lat_us);
             break;
         case Format::Json:
             std::printf("{\"test\": \"%s\", \"domain\": \"%s\", \"size\": %zu, \"iters\": %llu, "
-                        "\"lat_us\": %.4f, \"bw_MBps\": %.3f, \"msg_rate\": %.1f}\n",
+                        "\"lat_us\": %.4f, \"bw_MBps\": %.3f, \"msg_rate\": %.1f, "
+                        "\"typical_lat_us\": %.4f}\n",
                         test_name(o.test), domain.c_str(), r.size,
-                        static_cast<unsigned long long>(r.iters), r.lat_us, r.bw_MBps, r.msg_rate);
+                        static_cast<unsigned long long>(r.iters), r.lat_us, r.bw_MBps, r.msg_rate,
+                        r.typical_lat_us);
             break;
     }
     std::fflush(stdout);

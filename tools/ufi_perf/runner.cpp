@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include "iter_timer.h"
+
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
@@ -60,10 +62,12 @@ struct Io {
 // the server posts its receive, waits, then sends. Each receive is posted while its message
 // is still a round trip away, so posting it is off the measured path on both sides, as in
 // ucx_perftest's UCP ping-pong (the message may also come first: then it waits unexpected).
-bool latency(Io &io, uint64_t count, bool client, std::string &error, double &seconds) {
+bool latency(Io &io, uint64_t count, bool client, std::string &error, double &seconds,
+             IterTimer &timer) {
     Endpoint &ep = io.ep;
     uint64_t expect = ep.completed();
     const auto start = Clock::now();
+    timer.start();
     for (uint64_t i = 0; i < count; ++i) {
         if (client) {
             if (!post(ep, [&] { return io.send_once(); }, error)) return false;
@@ -78,6 +82,7 @@ bool latency(Io &io, uint64_t count, bool client, std::string &error, double &se
             expect += io.per_send();
             if (io.per_send() && !ep.wait_total(expect, error)) return false;
         }
+        timer.tick();
     }
     seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return true;
@@ -86,9 +91,10 @@ bool latency(Io &io, uint64_t count, bool client, std::string &error, double &se
 // Streaming: the client keeps `window` sends in flight; the server keeps `window` receives
 // posted and acknowledges the last message.
 bool bandwidth(Io &io, uint64_t count, uint32_t window, bool client, std::string &error,
-               double &seconds) {
+               double &seconds, IterTimer &timer) {
     Endpoint &ep = io.ep;
     const auto start = Clock::now();
+    timer.start();
     uint8_t ack = 0;
     if (client) {
         uint64_t base = ep.completed();
@@ -104,6 +110,7 @@ bool bandwidth(Io &io, uint64_t count, uint32_t window, bool client, std::string
                 return false;
             if (!post(ep, [&] { return io.send_once(); }, error)) return false;
             ++sent;
+            timer.tick();
         }
         if (!ep.wait_total(base + count * io.per_send() + 1, error)) return false;
     } else {
@@ -119,6 +126,7 @@ bool bandwidth(Io &io, uint64_t count, uint32_t window, bool client, std::string
                 if (!post(ep, [&] { return io.recv_once(io.rbuf.data()); }, error)) return false;
                 ++posted;
             }
+            timer.tick();
         }
         const uint64_t before = ep.completed();
         if (!post(ep, [&] { return io.tagged ? fi_tsend(ep.ep(), &ack, 1, nullptr, ep.peer(), kAckTag, nullptr)
@@ -137,17 +145,18 @@ bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client
               std::string &error) {
     Io io(ep, is_tagged(o.test), size);
     double seconds = 0;
+    IterTimer timer;
     const bool lat = is_latency(o.test);
     // Warm-up, then the measured run, each started together.
     if (o.warmup > 0) {
         if (!oob.barrier()) return error = "the peer left", false;
-        const bool ok = lat ? latency(io, o.warmup, client, error, seconds)
-                            : bandwidth(io, o.warmup, o.window, client, error, seconds);
+        const bool ok = lat ? latency(io, o.warmup, client, error, seconds, timer)
+                            : bandwidth(io, o.warmup, o.window, client, error, seconds, timer);
         if (!ok) return false;
     }
     if (!oob.barrier()) return error = "the peer left", false;
-    const bool ok = lat ? latency(io, o.iters, client, error, seconds)
-                        : bandwidth(io, o.iters, o.window, client, error, seconds);
+    const bool ok = lat ? latency(io, o.iters, client, error, seconds, timer)
+                        : bandwidth(io, o.iters, o.window, client, error, seconds, timer);
     if (!ok) return false;
     out = Result{};
     out.size = size;
@@ -155,6 +164,7 @@ bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client
     out.seconds = seconds;
     if (lat) {
         out.lat_us = seconds * 1e6 / static_cast<double>(o.iters) / 2;
+        out.typical_lat_us = timer.median_seconds() * 1e6 / 2;
         out.msg_rate = static_cast<double>(o.iters) * 2 / seconds;
         out.bw_MBps = static_cast<double>(size) * static_cast<double>(o.iters) * 2 / seconds / (1 << 20);
     } else {

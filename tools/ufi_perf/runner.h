@@ -15,7 +15,8 @@ struct Result {
     size_t size = 0;
     uint64_t iters = 0;
     double seconds = 0;
-    double lat_us = 0;    // latency tests: one-way, microseconds
+    double lat_us = 0;    // latency tests: one-way, microseconds (the average)
+    double typical_lat_us = 0;  // latency tests: the median iteration's, one-way
     double bw_MBps = 0;   // MiB per second (as ucx_perftest reports MB/s)
     double msg_rate = 0;  // messages per second
 };
