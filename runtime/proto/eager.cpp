@@ -380,8 +380,13 @@ ssize_t DataPath::post_recv(RecvReq *r) noexcept {
             if (u == nullptr) break;
             RecvReq *part = place_in(r, u->total);
             if (part == nullptr) break;  // out of memory: the message waits
+            // The part that fills the buffer releases it; its delivery may complete at once
+            // and retire the buffer's record (back to the pool, `released` cleared), so the
+            // loop must not look at r again.
+            const bool last = r->released;
             unexp.remove(u);
             deliver_unexpected(part, u);
+            if (last) break;
         }
         return 0;
     }
