@@ -21,9 +21,13 @@ TEST(TableLock, WritersExcludeReadersShare) {
     std::atomic<bool> torn{false};
     std::atomic<int> inside{0}, most_inside{0};
     std::atomic<bool> stop{false};
+    std::atomic<int> readers_in{0};  // readers that took the lock once
     std::vector<std::thread> threads;
     for (int w = 0; w < 2; ++w) {
         threads.emplace_back([&] {
+            // Writers start once both readers are reading (on two cores they could otherwise
+            // finish before a reader ever ran, and the test would prove nothing).
+            while (readers_in.load() < 2) std::this_thread::yield();
             for (int i = 0; i < 20000; ++i) {
                 std::lock_guard<TableLock> g(lock);
                 a = a + 1;
@@ -33,7 +37,8 @@ TEST(TableLock, WritersExcludeReadersShare) {
     }
     for (int r = 0; r < 2; ++r) {
         threads.emplace_back([&] {
-            while (!stop.load()) {
+            bool counted = false;
+            do {
                 std::shared_lock<TableLock> g(lock);
                 const int now = inside.fetch_add(1) + 1;
                 int seen = most_inside.load();
@@ -41,7 +46,11 @@ TEST(TableLock, WritersExcludeReadersShare) {
                 }
                 if (a != b) torn = true;
                 inside.fetch_sub(1);
-            }
+                if (!counted) {
+                    counted = true;
+                    readers_in.fetch_add(1);
+                }
+            } while (!stop.load());
         });
     }
     threads[0].join();  // the writers finish although readers never stop
