@@ -291,6 +291,7 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
             UCS_EVENT_SET_EVREAD, on_iface_event, i.get(), w->async_.get());
         if (st == UCS_OK) {
             i->watched = true;
+            if (i->resource->type == DeviceType::SharedMemory) ++w->unwoken_;
         } else {
             UFI_LOG_DEBUG(Subsys::EpCtrl, "{}: cannot watch its events ({}); progressed always",
                           i->resource->label(), to_string(st));
@@ -303,13 +304,30 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
 
 void EndpointWorker::activate(OpenIface &iface) noexcept {
     if (iface.progressing) return;
-    if (iface.watched && !iface.iface.inherited()) {
-        ucs_async_remove_handler(iface.event_fd, 1);
+    if (iface.watched) {
+        if (iface.resource->type == DeviceType::SharedMemory) --unwoken_;
+        if (!iface.iface.inherited()) ucs_async_remove_handler(iface.event_fd, 1);
         iface.watched = false;
     }
     uct_iface_progress_enable(iface.iface.get(), UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     iface.progressing = true;
     UFI_LOG_DEBUG(Subsys::EpData, "{}: progressed from now on", iface.resource->label());
+}
+
+unsigned EndpointWorker::poll_unwoken() noexcept {
+    unsigned n = 0;
+    for (auto &i : ifaces_) {
+        if (!i->watched || i->progressing || i->resource->type != DeviceType::SharedMemory) {
+            continue;
+        }
+        const unsigned got = uct_iface_progress(i->iface.get());
+        if (got == 0) continue;
+        UFI_LOG_DEBUG(Subsys::EpData, "{}: traffic arrived without its wake-up signal",
+                      i->resource->label());
+        activate(*i);
+        n += got;
+    }
+    return n;
 }
 
 size_t EndpointWorker::progressing_ifaces() const noexcept {

@@ -97,19 +97,22 @@ class EndpointWorker {
     ~EndpointWorker();
 
     // uct_worker_progress plus, every 64 calls, the async context's missed events
-    // (uct-brief section 2).
-    // Returns the number of events processed.
+    // (uct-brief section 2) and a look at the shared-memory ifaces still waiting for their
+    // first wake-up (poll_unwoken). Returns the number of events processed.
     // Inline: the data path's poll loop runs it on every fi_cq_read.
     unsigned progress() noexcept {
+        const bool periodic = (++progress_calls_ & kMissedEventsEvery) == 0;
+        unsigned n = 0;
         if (!async_thread_) {
             ucs_async_poll(async_.get());
-        } else if ((++progress_calls_ & kMissedEventsEvery) == 0) {
+        } else if (periodic) {
             // Events the async thread could not deliver (the context was blocked) wait in its
             // "missed" queue; they are control events (connections, activations), so a check
             // every few calls is soon enough, and the fast path is a few loads lighter.
             __ucs_async_poll_missed(async_.get());
         }
-        return uct_worker_progress(worker_.get());
+        if (periodic && unwoken_ != 0) n += poll_unwoken();
+        return n + uct_worker_progress(worker_.get());
     }
 
     // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
@@ -165,6 +168,12 @@ class EndpointWorker {
 
   private:
     EndpointWorker() = default;
+    // Polls the lazily progressed shared-memory ifaces once and activates those that had
+    // traffic: their wake-up (UCT's mm ifaces signal through an abstract unix socket) does not
+    // cross network namespaces, so a peer that shares /dev/shm but not the network namespace
+    // (containers sharing IPC; the netns tests) reaches them without waking them.
+    unsigned poll_unwoken() noexcept;
+    size_t unwoken_ = 0;  // watched shared-memory ifaces not progressed yet
 
     std::unique_ptr<fork::AsyncThreadUse> async_thread_;  // null: async_ is in poll mode
     AsyncContext async_;
