@@ -32,7 +32,8 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
 
     const uint64_t api2 = FI_VERSION_GE(api_version, FI_VERSION(2, 0)) ? kApi2Caps : 0;
     const uint64_t caps =
-        kPrimaryCaps | kSecondaryCaps | api2 | kDomainPrimaryCaps | reach_caps(offer);
+        kPrimaryCaps | kSecondaryCaps | api2 | kDomainPrimaryCaps | kDomainSecondaryCaps |
+        reach_caps(offer);
     info->caps = caps;
     info->mode = kRequiredModes;
     info->addr_format = kDefaultAddrFormat;

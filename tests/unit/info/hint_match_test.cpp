@@ -127,7 +127,7 @@ TEST(HintMatch, NullHintsMatchEverything) {
     EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
                              FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                              FI_LOCAL_COMM | FI_REMOTE_COMM |
-                             FI_AV_USER_ID);
+                             FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->tx_attr->msg_order, static_cast<uint64_t>(FI_ORDER_SAS));
     EXPECT_EQ(out->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
@@ -176,12 +176,27 @@ TEST(HintMatch, AuthKeysAreCopiedToTheResult) {
     EXPECT_EQ(memcmp(out->ep_attr->auth_key, hints->ep_attr->auth_key, 16), 0);
 }
 
+// FI_SHARED_AV is a capability of fi_info::caps too (fi_getinfo(3)): hints that name it there,
+// as fabtests' fi_rdm_shared_av does (FI_MSG | FI_SHARED_AV), match, and get it back.
+TEST(HintMatch, SharedAvInInfoCaps) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    InfoPtr hints(alloc_info());
+    hints->caps = FI_MSG | FI_SHARED_AV;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_NE(out->caps & FI_SHARED_AV, 0u);
+    EXPECT_NE(out->domain_attr->caps & FI_SHARED_AV, 0u);
+    EXPECT_EQ(out->tx_attr->caps & FI_SHARED_AV, 0u) << "a domain capability, not a transmit one";
+}
+
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
     EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
-                              FI_LOCAL_COMM | FI_AV_USER_ID | FI_TAGGED_DIRECTED_RECV |
-                              FI_TAGGED_MULTI_RECV | FI_EXACT_DIRECTED_RECV)
+                              FI_LOCAL_COMM | FI_AV_USER_ID | FI_SHARED_AV |
+                              FI_TAGGED_DIRECTED_RECV | FI_TAGGED_MULTI_RECV |
+                              FI_EXACT_DIRECTED_RECV)
         << "everything offered (the 2.0 receive caps given only on request)";
     InfoPtr hints(alloc_info());
     hints->caps = FI_REMOTE_COMM;
