@@ -301,6 +301,9 @@ class DataPath {
     void complete_recv_slow(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
                             uint64_t data, size_t msg_len, fi_addr_t from,
                             bool unknown) noexcept;
+    // Sets a pooled receive record's fields for a new receive (inline, fast_path.h).
+    inline void fill_recv(RecvReq *r, uint32_t from, void *context, uint64_t flags, uint64_t tag,
+                          uint64_t ignore, bool tagged) noexcept;
     // A receive record for (src, tagged, tag, ignore, context, flags); nullptr with *rc set.
     RecvReq *new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag, uint64_t ignore,
                       bool tagged, ssize_t &rc) noexcept;

@@ -335,18 +335,7 @@ RecvReq *DataPath::new_recv(fi_addr_t src, void *context, uint64_t flags, uint64
         rc = -FI_ENOMEM;
         return nullptr;
     }
-    r->tagged = tagged;
-    r->src = from;
-    r->tag = tag;
-    r->ignore = ignore;
-    r->context = context;
-    r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
-    // (rx op_flags may carry FI_MULTI_RECV to fi_trecv: it applies where the caps allow it)
-    r->multi = (flags & FI_MULTI_RECV) != 0 && (!tagged || tagged_multi_recv_);
-    r->multi_offset = 0;
-    r->children = 0;
-    r->released = false;
-    r->parent = nullptr;
+    fill_recv(r, from, context, flags, tag, ignore, tagged);
     return r;
 }
 

@@ -70,6 +70,22 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
     return send(iov, dest, context, flags, tag, data, tagged, inject);
 }
 
+inline void DataPath::fill_recv(RecvReq *r, uint32_t from, void *context, uint64_t flags,
+                                 uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+    r->tagged = tagged;
+    r->src = from;
+    r->tag = tag;
+    r->ignore = ignore;
+    r->context = context;
+    r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
+    // (rx op_flags may carry FI_MULTI_RECV to fi_trecv: it applies where the caps allow it)
+    r->multi = (flags & FI_MULTI_RECV) != 0 && (!tagged || tagged_multi_recv_);
+    r->multi_offset = 0;
+    r->children = 0;
+    r->released = false;
+    r->parent = nullptr;
+}
+
 inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *context,
                                      uint64_t flags, uint64_t tag, uint64_t ignore,
                                      bool tagged) noexcept {
@@ -84,17 +100,7 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
     }
     RecvReq *r = recv_pool_.get_pooled();
     if (r == nullptr) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
-    r->tagged = tagged;
-    r->src = kNoPeer;
-    r->tag = tag;
-    r->ignore = ignore;
-    r->context = context;
-    r->completion = !cfg_.rx_selective || (flags & FI_COMPLETION);
-    r->multi = false;
-    r->multi_offset = 0;
-    r->children = 0;
-    r->released = false;
-    r->parent = nullptr;
+    fill_recv(r, kNoPeer, context, flags, tag, ignore, tagged);
     r->iov.set(buf, len);
     ++rx_posted_;
     posted.push_back(r);
