@@ -145,6 +145,11 @@ int Cq::write_error(const fi_cq_err_entry &err) noexcept {
 ssize_t Cq::read(void *buf, size_t count, fi_addr_t *src) noexcept {
     std::lock_guard<OptionalMutex> guard(read_lock_);
     sources_.progress();
+    // An empty CQ, the usual answer while an application polls, without the call below.
+    if (head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_acquire) &&
+        !wait_.signaled()) {
+        return -FI_EAGAIN;
+    }
     return read_locked(buf, count, src);
 }
 
