@@ -75,7 +75,7 @@ transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t t
     if (single <= p.lane.max_short() && iov.count <= 1 && single <= kStagedShort) {
         uint8_t staged[kStagedShort];
         std::memcpy(staged, hdr + sizeof h.tag, hdr_len - sizeof h.tag);
-        if (iov.total > 0) std::memcpy(staged + hdr_len - sizeof h.tag, iov.v[0].base, iov.v[0].len);
+        if (iov.total > 0) copy_bytes(staged + hdr_len - sizeof h.tag, iov.v[0].base, iov.total);
         return p.lane.send_short(wire::kAmEager, tag, staged,
                                  static_cast<unsigned>(single - sizeof h.tag));
     }
@@ -431,9 +431,9 @@ ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_
     return post_recv(r);
 }
 
-[[gnu::noinline]] ssize_t DataPath::recv_buffer_slow(void *buf, size_t len, fi_addr_t src, void *context,
-                                   uint64_t flags, uint64_t tag, uint64_t ignore,
-                                   bool tagged) noexcept {
+[[gnu::noinline]] ssize_t DataPath::recv_buffer_slow(void *buf, size_t len, fi_addr_t src,
+                                                     void *context, uint64_t flags, uint64_t tag,
+                                                     uint64_t ignore, bool tagged) noexcept {
     ssize_t rc = 0;
     RecvReq *r = new_recv(src, context, flags, tag, ignore, tagged, rc);
     if (r == nullptr) return rc;
@@ -449,9 +449,9 @@ UnexpMsg *DataPath::match_unexpected(const RecvReq &r) noexcept {
     return nullptr;
 }
 
-[[gnu::noinline]] void DataPath::complete_recv_slow(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
-                                  uint64_t data, size_t msg_len, fi_addr_t from,
-                                  bool unknown) noexcept {
+[[gnu::noinline]] void DataPath::complete_recv_slow(RecvReq *r, uint32_t src, uint32_t wire_flags,
+                                                    uint64_t tag, uint64_t data, size_t msg_len,
+                                                    fi_addr_t from, bool unknown) noexcept {
     const bool truncated = msg_len > r->iov.total;
     const bool has_data = (wire_flags & wire::kHasData) != 0;
     Peer *sender = src < peers_.size() ? peers_[src].get() : nullptr;

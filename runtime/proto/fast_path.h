@@ -1,10 +1,10 @@
 // The data path's common cases, inline where they are called: a one-buffer send that fits one
 // short active message to a connected peer, a one-buffer receive posted with nothing
 // unexpected waiting (both from api/ep_data.cpp), and on arrival the match against the posted
-// receives and the completion (from the protocols' handlers). They do what DataPath::send() and recv_buffer_slow()
-// do for the same operation, with no list, request record or call layer between the call and
-// the lane; anything else goes to those. Kept apart from data_path.h so that only the callers
-// pay for compiling them.
+// receives and the completion (from the protocols' handlers). They do what DataPath::send()
+// and recv_buffer_slow() do for the same operation, with no list, request record or call layer
+// between the call and the lane; anything else goes to those. Kept apart from data_path.h so
+// that only the callers pay for compiling them.
 #pragma once
 
 #include "runtime/cntr/binding.h"
@@ -34,8 +34,7 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
     if (p != nullptr && p->state == PeerState::kConnected && p->queue.empty() &&
         tx_outstanding_ < tx_size_ && len <= p->rndv_thresh &&
         len + after_tag + sizeof(uint64_t) <= p->lane.max_short() &&
-        len + after_tag <= kStagedShort &&
-        !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
+        len + after_tag <= kStagedShort && !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
         (!(flags & FI_INJECT) ||
          len <= (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
         uint8_t staged[kStagedShort];
@@ -44,8 +43,8 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
         std::memcpy(staged, words, sizeof words);
         if (has_data) std::memcpy(staged + sizeof words, &data, sizeof data);
         copy_bytes(staged + after_tag, buf, len);
-        if (p->lane.send_short(wire::kAmEager, tag, staged, static_cast<unsigned>(after_tag + len)) ==
-            transports::kOk) {
+        if (p->lane.send_short(wire::kAmEager, tag, staged,
+                               static_cast<unsigned>(after_tag + len)) == transports::kOk) {
             // UCT copied it: complete when the call returns, FI_INJECT included.
             if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) &&
                 cfg_.tx_cq != nullptr) {
@@ -71,7 +70,7 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
 }
 
 inline void DataPath::fill_recv(RecvReq *r, uint32_t from, void *context, uint64_t flags,
-                                 uint64_t tag, uint64_t ignore, bool tagged) noexcept {
+                                uint64_t tag, uint64_t ignore, bool tagged) noexcept {
     r->tagged = tagged;
     r->src = from;
     r->tag = tag;
@@ -91,8 +90,8 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
                                      bool tagged) noexcept {
     // Any source (or an endpoint that does not match sources), nothing unexpected to match,
     // room, a pooled record, not a multi-receive buffer.
-    const bool any_source = !(tagged ? directed_tagged_ : directed_msg_) ||
-                            (src == FI_ADDR_UNSPEC && !exact_directed_);
+    const bool any_source =
+        !(tagged ? directed_tagged_ : directed_msg_) || (src == FI_ADDR_UNSPEC && !exact_directed_);
     List<RecvReq> &posted = tagged ? posted_tagged_ : posted_msg_;
     if (!any_source || (flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ ||
         !(tagged ? unexp_tagged_ : unexp_msg_).empty()) {
@@ -138,11 +137,10 @@ inline void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flag
         overflow_.empty() && cfg_.rx_cq != nullptr) {
         // The common case, straight into the CQ ring.
         const bool has_data = (wire_flags & wire::kHasData) != 0;
-        if (cfg_.rx_cq->write(r->context,
-                              FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) |
-                                  (has_data ? FI_REMOTE_CQ_DATA : 0),
-                              msg_len, nullptr, has_data ? data : 0, r->tagged ? tag : 0,
-                              from) == 0) {
+        if (cfg_.rx_cq->write(
+                r->context,
+                FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0),
+                msg_len, nullptr, has_data ? data : 0, r->tagged ? tag : 0, from) == 0) {
             if (cfg_.recv_cntr != nullptr) cntr::on_completion(cfg_.recv_cntr, msg_len);
             --rx_posted_;
             recv_pool_.put(r);
