@@ -33,6 +33,9 @@ Av::Av(Domain *d, std::unique_ptr<Table> t) noexcept
 
 namespace {
 
+// The most slots the map_addr array of a named AV covers (512 KiB of fi_addr_t).
+constexpr size_t kMaxMapSlots = size_t{1} << 16;
+
 const char *type_name(int type) {
     switch (type) {
         case FI_AV_MAP:
@@ -159,7 +162,17 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
         if (named) av->name = attr->name;
         av->holds.assign(av->table->key_capacity(), 0);
         if (type == FI_AV_UNSPEC) set_raw_enum(attr->type, av->type);
-        if (named && attr->map_addr == nullptr) attr->map_addr = av->table->map_addr();
+        if (named && attr->map_addr == nullptr) {
+            // fi_av(3) leaves map_addr's meaning to the provider; the one programs rely on
+            // (sockets, psm) is an array of fi_addr_t by insertion slot. A table's fi_addr_t is
+            // its slot (encoding::entry_addr), the same in every process that shares the AV.
+            // For the count the AV was opened with (at least 1, at most kMaxMapSlots: a count
+            // is a hint, and a large one must not make the open fail or cost much).
+            const size_t n = std::clamp<size_t>(attr->count, 1, kMaxMapSlots);
+            av->slot_addrs = std::make_unique<fi_addr_t[]>(n);
+            for (size_t i = 0; i < n; ++i) av->slot_addrs[i] = encoding::entry_addr(i);
+            attr->map_addr = av->slot_addrs.get();
+        }
         domain->add_child();
         UFI_LOG_INFO(Subsys::Av, "AV opened: {}{}{}, count hint {}, rx_ctx_bits {}, flags {:#x}",
                      type_name(av->type),

@@ -66,6 +66,10 @@ class Av : public fid_av {
     std::mutex mutex;  // eq, holds
     eq::Eq *eq = nullptr;
     std::vector<uint32_t> holds;  // per key slot: enabled endpoints/MRs holding it (this process)
+    // Named AVs opened with map_addr 0: what fi_av_open returns there, the fi_addr_t of each
+    // slot for the count the AV was opened with, at most 65536 (libfabric's sockets and psm
+    // providers return such an array, and programs such as fabtests' fi_rdm_shared_av read it).
+    std::unique_ptr<fi_addr_t[]> slot_addrs;
 };
 
 // fi_av_open. attr has been checked for NULL; -FI_EINVAL (type, rx_ctx_bits, FI_READ without a
