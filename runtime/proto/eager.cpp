@@ -74,10 +74,9 @@ transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t t
     const size_t single = hdr_len + iov.total;
     if (single <= p.lane.max_short() && iov.count <= 1 && single <= kStagedShort) {
         uint8_t staged[kStagedShort];
-        std::memcpy(staged, hdr + sizeof h.tag, hdr_len - sizeof h.tag);
-        if (iov.total > 0) copy_bytes(staged + hdr_len - sizeof h.tag, iov.v[0].base, iov.total);
-        return p.lane.send_short(wire::kAmEager, tag, staged,
-                                 static_cast<unsigned>(single - sizeof h.tag));
+        const size_t n = stage_eager_short(staged, p.remote_idx, wire_flags, data,
+                                           iov.count != 0 ? iov.v[0].base : nullptr, iov.total);
+        return p.lane.send_short(wire::kAmEager, tag, staged, static_cast<unsigned>(n));
     }
     if (single <= p.lane.max_short() && iov.count + 1 <= kMaxShortIov) {
         transports::Iov iovs[kMaxShortIov];

@@ -23,6 +23,23 @@ namespace ufi::runtime::proto {
 // stack for one am_short; shared-memory FIFO elements and tcp's short limit are below it.
 inline constexpr size_t kStagedShort = 256;
 
+// An eager message as one am_short stages it: UCT's 8-byte short header carries the tag, and
+// `out` gets the rest of wire::EagerHdr (the sender's index at the receiver, the flags), the
+// CQ data when wire_flags has it, then the payload. Returns the bytes staged. The caller
+// checked that they fit kStagedShort and the lane's short limit.
+inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire_flags,
+                                uint64_t data, const void *buf, size_t len) noexcept {
+    const uint32_t words[2] = {remote_idx, wire_flags};
+    std::memcpy(out, words, sizeof words);
+    size_t at = sizeof words;
+    if (wire_flags & wire::kHasData) {
+        std::memcpy(out + at, &data, sizeof data);
+        at += sizeof data;
+    }
+    copy_bytes(out + at, buf, len);
+    return at + len;
+}
+
 inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
                                      uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
                                      bool inject) noexcept {
@@ -38,13 +55,11 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
         (!(flags & FI_INJECT) ||
          len <= (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
         uint8_t staged[kStagedShort];
-        const uint32_t words[2] = {p->remote_idx, (tagged ? uint32_t{wire::kTagged} : 0u) |
-                                                      (has_data ? uint32_t{wire::kHasData} : 0u)};
-        std::memcpy(staged, words, sizeof words);
-        if (has_data) std::memcpy(staged + sizeof words, &data, sizeof data);
-        copy_bytes(staged + after_tag, buf, len);
-        if (p->lane.send_short(wire::kAmEager, tag, staged,
-                               static_cast<unsigned>(after_tag + len)) == transports::kOk) {
+        const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
+                                    (has_data ? uint32_t{wire::kHasData} : 0u);
+        const size_t n = stage_eager_short(staged, p->remote_idx, wire_flags, data, buf, len);
+        if (p->lane.send_short(wire::kAmEager, tag, staged, static_cast<unsigned>(n)) ==
+            transports::kOk) {
             // UCT copied it: complete when the call returns, FI_INJECT included.
             if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) &&
                 cfg_.tx_cq != nullptr) {

@@ -292,8 +292,6 @@ class Pool {
         x->hook.next = free_;
         free_ = x;
     }
-    void reserve(size_t n) { all_.reserve(n); }
-    size_t allocated() const noexcept { return all_.size(); }
 
   private:
     std::vector<std::unique_ptr<T>> all_;
