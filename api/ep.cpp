@@ -223,20 +223,7 @@ fi_ops_cm g_ep_cm_ops = {
     .join = UFI_NOT_YET(fi_ops_cm, join),
 };
 
-// ---- data-transfer tables without a data path yet (fi_msg/fi_tagged: api/ep_data.cpp) ----
-
-fi_ops_rma g_ep_rma_ops = {
-    .size = sizeof(fi_ops_rma),
-    .read = UFI_NOT_YET(fi_ops_rma, read),
-    .readv = UFI_NOT_YET(fi_ops_rma, readv),
-    .readmsg = UFI_NOT_YET(fi_ops_rma, readmsg),
-    .write = UFI_NOT_YET(fi_ops_rma, write),
-    .writev = UFI_NOT_YET(fi_ops_rma, writev),
-    .writemsg = UFI_NOT_YET(fi_ops_rma, writemsg),
-    .inject = UFI_NOT_YET(fi_ops_rma, inject),
-    .writedata = UFI_NOT_YET(fi_ops_rma, writedata),
-    .injectdata = UFI_NOT_YET(fi_ops_rma, injectdata),
-};
+// ---- data-transfer tables without a data path yet (fi_msg/fi_tagged/fi_rma: api/ep_data.h) ----
 
 fi_ops_atomic g_ep_atomic_ops = {
     .size = sizeof(fi_ops_atomic),

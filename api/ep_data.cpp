@@ -21,6 +21,21 @@
 
 namespace ufi::api {
 
+int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
+             runtime::proto::IovList &out) {
+    const size_t limit = std::min(ep.info().tx_attr->iov_limit, runtime::proto::kMaxIov);
+    if (count > limit || (iov == nullptr && count != 0)) return -FI_EINVAL;
+    out.count = 0;
+    out.total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        if (iov[i].iov_base == nullptr && iov[i].iov_len != 0) return -FI_EINVAL;
+        if (iov[i].iov_len == 0) continue;
+        out.v[out.count++] = {static_cast<uint8_t *>(iov[i].iov_base), iov[i].iov_len};
+        out.total += iov[i].iov_len;
+    }
+    return 0;
+}
+
 namespace {
 
 using runtime::OptionalMutex;
@@ -36,35 +51,6 @@ constexpr uint64_t kRecvFlags = FI_COMPLETION | FI_MORE;
 constexpr uint64_t kMsgRecvFlags = kRecvFlags | FI_MULTI_RECV;
 constexpr uint64_t kTaggedRecvFlags = kRecvFlags | FI_PEEK | FI_CLAIM | FI_DISCARD;
 
-Endpoint *ep_of(fid_ep *ep) {
-    return static_cast<Endpoint *>(ep);
-}
-
-// The data path, locked for the call; -FI_EOPBADSTATE before fi_enable. Always inline: as a
-// call, every argument the lambda captures would go through memory.
-template <typename Fn>
-[[gnu::always_inline]] inline ssize_t with_data_path(fid_ep *fep, Fn &&fn) {
-    Endpoint *ep = ep_of(fep);
-    runtime::proto::DataPath *dp = ep->data_path();
-    if (dp == nullptr) return -FI_EOPBADSTATE;
-    std::lock_guard<OptionalMutex> lock(ep->worker_lock());
-    return fn(*ep, *dp);
-}
-
-// An iovec list within the endpoint's iov_limit.
-int iov_list(const Endpoint &ep, const iovec *iov, size_t count, IovList &out) {
-    const size_t limit = std::min(ep.info().tx_attr->iov_limit, runtime::proto::kMaxIov);
-    if (count > limit || (iov == nullptr && count != 0)) return -FI_EINVAL;
-    out.count = 0;
-    out.total = 0;
-    for (size_t i = 0; i < count; ++i) {
-        if (iov[i].iov_base == nullptr && iov[i].iov_len != 0) return -FI_EINVAL;
-        if (iov[i].iov_len == 0) continue;
-        out.v[out.count++] = {static_cast<uint8_t *>(iov[i].iov_base), iov[i].iov_len};
-        out.total += iov[i].iov_len;
-    }
-    return 0;
-}
 
 ssize_t do_send(fid_ep *fep, const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
                 uint64_t tag, uint64_t data, bool tagged, bool inject_call) {

@@ -1,14 +1,43 @@
-// The endpoint's data-transfer tables that have a data path (api/ep_data.cpp): fi_msg and
-// fi_tagged. api/ep.cpp installs them on every endpoint; before fi_enable they return
-// -FI_EOPBADSTATE.
+// The endpoint's data-transfer tables that have a data path: fi_msg and fi_tagged
+// (api/ep_data.cpp), fi_rma (api/ep_rma.cpp). api/ep.cpp installs them on every endpoint;
+// before fi_enable they return -FI_EOPBADSTATE. The helpers below are what their calls share.
 #pragma once
 
+#include "runtime/ep/endpoint.h"
+#include "runtime/lock.h"
+#include "runtime/proto/data_path.h"
+
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
+
+#include <mutex>
 
 namespace ufi::api {
 
 extern fi_ops_msg g_ep_msg_ops;
 extern fi_ops_tagged g_ep_tagged_ops;
+extern fi_ops_rma g_ep_rma_ops;
+
+// An iovec list within the endpoint's iov_limit (and kMaxIov): 0 or -FI_EINVAL.
+int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
+             runtime::proto::IovList &out);
+
+// The endpoint behind a handle the call came through (the ops table is its own: trusted).
+inline runtime::ep::Endpoint *ep_of(fid_ep *ep) {
+    return static_cast<runtime::ep::Endpoint *>(ep);
+}
+
+// The data path, locked for the call; -FI_EOPBADSTATE before fi_enable. Always inline: as a
+// call, every argument the lambda captures would go through memory.
+template <typename Fn>
+[[gnu::always_inline]] inline ssize_t with_data_path(fid_ep *fep, Fn &&fn) {
+    runtime::ep::Endpoint *ep = ep_of(fep);
+    runtime::proto::DataPath *dp = ep->data_path();
+    if (dp == nullptr) return -FI_EOPBADSTATE;
+    std::lock_guard<runtime::OptionalMutex> lock(ep->worker_lock());
+    return fn(*ep, *dp);
+}
 
 }  // namespace ufi::api

@@ -520,6 +520,11 @@ int Endpoint::enable() noexcept {
         dcfg.rx_selective = rx_cq_.selective;
         dcfg.send_cntr = cntrs_[kCntrSend];
         dcfg.recv_cntr = cntrs_[kCntrRecv];
+        dcfg.read_cntr = cntrs_[kCntrRead];
+        dcfg.write_cntr = cntrs_[kCntrWrite];
+        dcfg.rem_read_cntr = cntrs_[kCntrRemoteRead];
+        dcfg.rem_write_cntr = cntrs_[kCntrRemoteWrite];
+        dcfg.domain = domain_;
         dcfg.caps = info_->caps;
         dcfg.tx_size = options_.tx_size;
         dcfg.rx_size = options_.rx_size;

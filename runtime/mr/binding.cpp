@@ -134,11 +134,11 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
             const std::size_t room = s.len - offset;
             t = RemoteTarget{s.addr + offset, len < room ? len : room, i};
         }
+        if (out != nullptr) *out = t;  // Consumed too: a write's later fragments use it
         if (mr->single_use) {
             if (consume ? mr->consumed.exchange(true) : mr->consumed.load())
                 return KeyCheck::Consumed;
         }
-        if (out != nullptr) *out = t;
         return KeyCheck::Ok;
     });
 }

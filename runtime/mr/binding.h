@@ -77,7 +77,8 @@ struct RemoteTarget {
 
 // Validates a peer's access to [addr, addr + len) of key `key` for `access` (FI_REMOTE_READ
 // and/or FI_REMOTE_WRITE): bounds (virtual address under FI_MR_VIRT_ADDR, else offset from
-// 0), access rights and enabled state. `consume` uses up a FI_MR_SINGLE_USE key.
+// 0), access rights and enabled state. `consume` uses up a FI_MR_SINGLE_USE key. `out` is
+// filled for Ok, and for Consumed (the range is valid; the key was used).
 KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t addr, std::size_t len,
                              std::uint64_t access, bool consume, RemoteTarget *out) noexcept;
 

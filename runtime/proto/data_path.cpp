@@ -77,6 +77,10 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             {wire::kAmAts, &DataPath::am_ats},
             {wire::kAmAtp, &DataPath::am_atp},
             {wire::kAmRndvData, &DataPath::am_rndv_data},
+            {wire::kAmRmaWrite, &DataPath::am_rma_write},
+            {wire::kAmRmaReadReq, &DataPath::am_rma_read_req},
+            {wire::kAmRmaReadResp, &DataPath::am_rma_read_resp},
+            {wire::kAmRmaAck, &DataPath::am_rma_ack},
         };
         for (const Handler &h : handlers) {
             const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
@@ -162,6 +166,10 @@ void DataPath::write_completion(const Completion &c) noexcept {
 }
 
 void DataPath::finish_send(SendReq *r, int error) noexcept {
+    if (r->op != SendOp::kMessage) {
+        finish_rma(r, error);
+        return;
+    }
     if (r->completion || error != 0) {
         Completion c{};
         c.cq = cfg_.tx_cq;
@@ -224,6 +232,10 @@ bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept 
         case wire::kAmAts: handle_ack(id, d, length); return true;
         case wire::kAmAtp: handle_ack(id, d, length); return true;
         case wire::kAmRndvData: handle_rndv_data(d, length); return true;
+        case wire::kAmRmaWrite: handle_rma_write(d, length); return true;
+        case wire::kAmRmaReadReq: handle_rma_read_req(d, length); return true;
+        case wire::kAmRmaReadResp: handle_rma_read_resp(d, length); return true;
+        case wire::kAmRmaAck: handle_rma_ack(d, length); return true;
         default: return false;
     }
 }

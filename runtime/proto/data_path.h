@@ -29,6 +29,7 @@
 #include <vector>
 
 namespace ufi::runtime {
+struct Domain;
 namespace av {
 class Av;
 }
@@ -44,6 +45,10 @@ namespace ufi::runtime::proto {
 
 struct WireupView;  // a parsed WIREUP message (wireup.cpp)
 
+// push(): the operation went out (RTS, an RMA's last fragment or request); the peer's answer,
+// not the queue, finishes it.
+inline constexpr transports::Status kHandedOff = UCS_INPROGRESS;
+
 struct DataPathConfig {
     transports::EndpointWorker *worker = nullptr;
     av::Av *av = nullptr;
@@ -53,6 +58,12 @@ struct DataPathConfig {
     bool rx_selective = false;
     cntr::Cntr *send_cntr = nullptr;
     cntr::Cntr *recv_cntr = nullptr;
+    cntr::Cntr *read_cntr = nullptr;        // FI_READ: this endpoint's reads
+    cntr::Cntr *write_cntr = nullptr;       // FI_WRITE: its writes
+    cntr::Cntr *rem_read_cntr = nullptr;    // FI_REMOTE_READ: peers' reads of its memory
+    cntr::Cntr *rem_write_cntr = nullptr;   // FI_REMOTE_WRITE: peers' writes
+    // The domain whose MR key table peers' RMA is checked against (nullptr: refused).
+    Domain *domain = nullptr;
     uint64_t caps = 0;        // the endpoint's negotiated capabilities
     size_t tx_size = 0;       // sends outstanding at most (tx_attr->size)
     size_t rx_size = 0;       // receives posted at most (rx_attr->size)
@@ -105,6 +116,7 @@ struct DataPathStats {
     uint64_t rndv_get = 0;            // received by each rendezvous protocol
     uint64_t rndv_put = 0;
     uint64_t rndv_am = 0;
+    uint64_t rma_refused = 0;         // peers' RMA accesses the MR checks refused
 };
 
 class DataPath {
@@ -140,6 +152,13 @@ class DataPath {
     inline ssize_t send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
                                uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
                                bool inject) noexcept;
+    // fi_write* / fi_read* (rma.cpp): moves `local` to (kWrite) or from (kRead) the peer's
+    // `segs` (keys and addresses of its MRs; at most wire::kMaxRmaSegments, whose lengths sum
+    // to local.total). `flags`: FI_COMPLETION, FI_INJECT (the data is copied at the call, no
+    // completion), FI_REMOTE_CQ_DATA (`data` for the target's CQ). 0, -FI_EAGAIN, -FI_EINVAL,
+    // -FI_EMSGSIZE, or the peer's error. Access errors come back as error completions.
+    ssize_t rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
+                fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept;
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
@@ -324,6 +343,9 @@ class DataPath {
                                  size_t length, std::vector<transports::LocalRegion> &out) noexcept;
     // Sends RTS for r (kOk, kNoResource: again later, or an error).
     transports::Status start_rndv_send(Peer &p, SendReq &r) noexcept;
+    // Gives r a slot in the table of operations the peer answers by id (rndv_sends_); false
+    // when memory runs out.
+    bool take_send_slot(SendReq &r) noexcept;
     void release_send_slot(SendReq &r) noexcept;
     // A rendezvous finished (ATS, ATP sent, the streamed data handed over, an error).
     void finish_send_rndv(SendReq *r) noexcept;
@@ -360,6 +382,23 @@ class DataPath {
     // A receive completes with error `err` (a positive fi errno) after `len` bytes.
     void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
+    // --- RMA over active messages (rma.cpp) ---
+    // Hands as much of RMA record r to the lane as it takes (push() for SendOp other than
+    // kMessage): kOk when it is complete, kHandedOff when the peer's answer completes it.
+    transports::Status push_rma(Peer &p, SendReq &r) noexcept;
+    // The local buffers behind an access's target segments, checked against the MR key table
+    // for `access` (FI_REMOTE_READ / FI_REMOTE_WRITE): 0 or the negative fi errno the
+    // initiator gets. `consume` uses up FI_MR_SINGLE_USE keys.
+    int rma_target(const wire::RmaSeg *segs, size_t nsegs, uint64_t total, uint64_t access,
+                   bool consume, IovList &out) noexcept;
+    void handle_rma_write(const uint8_t *data, size_t length) noexcept;
+    void handle_rma_read_req(const uint8_t *data, size_t length) noexcept;
+    void handle_rma_read_resp(const uint8_t *data, size_t length) noexcept;
+    void handle_rma_ack(const uint8_t *data, size_t length) noexcept;
+    // An RMA record reached its end: the response sent (kReadResp), or the operation done.
+    void finish_rma(SendReq *r, int error) noexcept;
+    void send_read_error(Peer &p, uint64_t id, int status) noexcept;
+
     // --- Completions ---
     struct Completion {
         cq::Cq *cq;
@@ -386,6 +425,10 @@ class DataPath {
     static ucs_status_t am_ats(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_atp(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_rndv_data(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rma_write(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rma_read_req(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rma_read_resp(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rma_ack(void *arg, void *data, size_t length, unsigned flags);
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;

@@ -57,8 +57,6 @@ transports::Status status_of_bcopy(ssize_t rc) {
 
 // The lane status for "this message does not fit one active message": it goes as fragments.
 constexpr transports::Status kNeedsFragments = UCS_ERR_EXCEEDS_LIMIT;
-// push(): the message was announced (RTS); the rendezvous, not the queue, finishes it.
-constexpr transports::Status kHandedOff = UCS_INPROGRESS;
 
 transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t tag,
                                          uint32_t wire_flags, uint64_t data) noexcept {
@@ -148,6 +146,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }
+    r->op = SendOp::kMessage;
     r->peer = p->local_idx;
     r->tag = tag;
     r->data = data;
@@ -181,6 +180,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 }
 
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
+    if (r.op != SendOp::kMessage) return push_rma(p, r);
     const size_t total = r.iov.total;
     if (!r.started && (total > p.rndv_thresh || r.confirm)) {
         r.announcing = true;

@@ -72,6 +72,12 @@ struct Peer {
     uint64_t rx_tag = 0;
     uint64_t rx_data = 0;
 
+    // RMA_WRITE fragments of one write arrive one after another (the sender's queue sends a
+    // write whole before its next record): the first fragment's check holds for the rest, so
+    // a write is placed whole or not at all.
+    uint64_t rma_in_id = 0;
+    int rma_in_status = 0;
+
     int fail_status = 0;  // kFailed: the error its sends complete with (negative fi errno)
 
     // report_id is FI_ADDR_NOTAVAIL: the AV's change counter when it was last looked up.

@@ -167,7 +167,15 @@ struct RndvCompletion {
     void *req = nullptr;
 };
 
-// A send (fi_send*, fi_tsend*, fi_inject*) not yet handed to the transport in full.
+// What a SendReq carries.
+enum class SendOp : uint8_t {
+    kMessage,   // fi_send*, fi_tsend*, fi_inject*
+    kWrite,     // fi_write*, fi_inject_write*: RMA_WRITE fragments, done on RMA_ACK
+    kRead,      // fi_read*: RMA_READ_REQ, done when RMA_READ_RESP brought every byte
+    kReadResp,  // the target's answer to a peer's read
+};
+
+// A send (fi_send*, fi_tsend*, fi_inject*) or RMA not yet handed to the transport in full.
 struct SendReq {
     Hook<SendReq> hook;
     uint32_t peer = kNoPeer;
@@ -185,6 +193,19 @@ struct SendReq {
     bool confirm = false;
     uint64_t msg_id = 0;       // multi-fragment messages
     std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call
+
+    // RMA (rma.cpp) goes through the same queue: a write's fragments, a read's request, and at
+    // the target a read's response, which is no operation of this endpoint's (no tx credit,
+    // no completion). `iov` is the local side: the source of a write or response, where a
+    // read's data lands.
+    SendOp op = SendOp::kMessage;
+    std::vector<wire::RmaSeg> rma;  // the target's segments (kept capacity: no allocation
+                                    // once the pool is warm)
+    uint64_t rma_data = 0;          // kWrite: remote CQ data (wire::kRmaHasData in rma_flags)
+    uint32_t rma_flags = 0;         // wire::RmaFlags
+    uint64_t rma_received = 0;      // kRead: bytes arrived so far
+    uint64_t peer_id = 0;           // kReadResp: the initiator's id for the read
+    uint64_t rma_key = 0;           // kReadResp: the key read (its counters count it)
 
     // Rendezvous (rndv.cpp): announced by RTS, finished by ATS (GET), by the sender's own
     // puts (PUT) or by streaming RNDV_DATA (AM) after RTR.

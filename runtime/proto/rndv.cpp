@@ -199,15 +199,7 @@ bool DataPath::register_buffers(const tx::OpenIface &iface, const IovList &iov, 
 tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
     try {
         if (r.rndv_slot == 0) {  // a retry after a full lane keeps its slot and registrations
-            if (!free_send_slots_.empty()) {
-                r.rndv_slot = free_send_slots_.back();
-                free_send_slots_.pop_back();
-                rndv_sends_[r.rndv_slot] = &r;
-            } else {
-                if (rndv_sends_.empty()) rndv_sends_.push_back(nullptr);  // slot 0: none
-                r.rndv_slot = static_cast<uint32_t>(rndv_sends_.size());
-                rndv_sends_.push_back(&r);
-            }
+            if (!take_send_slot(r)) return UCS_ERR_NO_MEMORY;
             r.rndv = true;
             r.rndv_protocol = p.rndv_protocol;
             r.recv_id = 0;
@@ -262,6 +254,23 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         return status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_bytes, &m));
     } catch (const std::bad_alloc &) {
         return UCS_ERR_NO_MEMORY;
+    }
+}
+
+bool DataPath::take_send_slot(SendReq &r) noexcept {
+    try {
+        if (!free_send_slots_.empty()) {
+            r.rndv_slot = free_send_slots_.back();
+            free_send_slots_.pop_back();
+            rndv_sends_[r.rndv_slot] = &r;
+            return true;
+        }
+        if (rndv_sends_.empty()) rndv_sends_.push_back(nullptr);  // slot 0: none
+        rndv_sends_.push_back(&r);
+        r.rndv_slot = static_cast<uint32_t>(rndv_sends_.size() - 1);
+        return true;
+    } catch (const std::bad_alloc &) {
+        return false;
     }
 }
 

@@ -36,6 +36,15 @@
 //   RTR     RtrHdr segments[] tl name rkeys[]
 //   ATS     AckHdr (id: the sender's send_id)       ATP  AckHdr (id: the receiver's recv_id)
 //   RNDV_DATA  DataHdr payload
+//
+// RMA over active messages (fi_rma; every transport): the target validates each access against
+// its MR key table (bounds, rights, enabled state) and moves the bytes itself.
+//   RMA_WRITE      RmaHdr RmaSeg[segments] payload: one fragment of a write, the bytes at
+//                  `offset` of the concatenated target segments; every fragment names them
+//                  all, so each is validated alone. The last one is answered by RMA_ACK.
+//   RMA_READ_REQ   RmaHdr RmaSeg[segments] (offset 0, no payload)
+//   RMA_READ_RESP  RmaRespHdr payload: the bytes at `offset`; status < 0 ends the read
+//   RMA_ACK        AckHdr (id: the initiator's) with the write's status
 #pragma once
 
 #include <cstddef>
@@ -44,8 +53,8 @@
 namespace ufi::runtime::proto::wire {
 
 // Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
-// P2P section, WIREUP_ACK). A peer of another version is refused at wireup.
-inline constexpr uint8_t kProtocolVersion = 2;
+// P2P section, WIREUP_ACK). Version 3: RMA. A peer of another version is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 3;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -58,6 +67,10 @@ enum AmId : uint8_t {
     kAmAts = 7,
     kAmAtp = 8,
     kAmRndvData = 9,
+    kAmRmaWrite = 10,
+    kAmRmaReadReq = 11,
+    kAmRmaReadResp = 12,
+    kAmRmaAck = 13,
 };
 
 // ---- Wireup ------------------------------------------------------------------------------
@@ -199,5 +212,41 @@ struct DataHdr {
     uint64_t offset;
 };
 static_assert(sizeof(DataHdr) == 24);
+
+// ---- RMA -------------------------------------------------------------------------------------
+
+// The most target segments one RMA names (fi_msg_rma's rma_iov_count).
+inline constexpr size_t kMaxRmaSegments = 16;
+
+enum RmaFlags : uint32_t {
+    kRmaHasData = 1u << 0,  // RMA_WRITE: `data` is remote CQ data for the target's CQ
+};
+
+struct RmaHdr {
+    uint32_t src;       // the receiver's index for the sender
+    uint32_t flags;     // RmaFlags
+    uint64_t id;        // names the operation in RMA_ACK / RMA_READ_RESP
+    uint64_t total;     // bytes the operation moves (the segments' lengths, summed)
+    uint64_t offset;    // RMA_WRITE: where this fragment's payload goes
+    uint64_t data;      // remote CQ data (kRmaHasData)
+    uint32_t segments;  // RmaSeg entries that follow (1..kMaxRmaSegments)
+    uint32_t reserved;
+};
+static_assert(sizeof(RmaHdr) == 48);
+
+struct RmaSeg {
+    uint64_t key;   // the target's MR key
+    uint64_t addr;  // virtual address (FI_MR_VIRT_ADDR at the target) or offset
+    uint64_t len;
+};
+static_assert(sizeof(RmaSeg) == 24);
+
+struct RmaRespHdr {
+    uint32_t src;
+    int32_t status;  // 0, or a negative fi errno: the read failed (no payload)
+    uint64_t id;
+    uint64_t offset;
+};
+static_assert(sizeof(RmaRespHdr) == 24);
 
 }  // namespace ufi::runtime::proto::wire

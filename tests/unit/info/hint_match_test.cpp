@@ -42,7 +42,8 @@ const Case kCases[] = {
     {"ep_type DGRAM is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_DGRAM; }, "ep_type FI_EP_DGRAM"},
     {"caps FI_TAGGED offered", [](fi_info &h) { h.caps = FI_TAGGED; }, nullptr},
     {"caps FI_MSG|FI_TAGGED|FI_DIRECTED_RECV offered", [](fi_info &h) { h.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV; }, nullptr},
-    {"caps FI_MSG|FI_RMA: RMA not offered yet", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, "caps FI_RMA"},
+    {"caps FI_MSG|FI_RMA", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, nullptr},
+    {"caps FI_MSG|FI_ATOMIC: atomics not offered yet", [](fi_info &h) { h.caps = FI_MSG | FI_ATOMIC; }, "caps FI_ATOMIC"},
     {"caps FI_SOURCE on request", [](fi_info &h) { h.caps = FI_TAGGED | FI_SOURCE; }, nullptr},
     {"caps FI_REMOTE_COMM is offered by eth0", [](fi_info &h) { h.caps = FI_REMOTE_COMM; }, nullptr},
     {"caps FI_AV_USER_ID", [](fi_info &h) { h.caps = FI_AV_USER_ID; }, nullptr},
@@ -124,7 +125,8 @@ TEST(HintMatch, NullHintsMatchEverything) {
     MatchResult m = match_hints(*cand, nullptr, kApi);
     InfoPtr out(m.info);
     ASSERT_TRUE(out);
-    EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+    EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA |
+                             FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
                              FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                              FI_LOCAL_COMM | FI_REMOTE_COMM |
                              FI_AV_USER_ID | FI_SHARED_AV);
@@ -192,7 +194,8 @@ TEST(HintMatch, SharedAvInInfoCaps) {
 
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
-    EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+    EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA |
+                              FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                               FI_LOCAL_COMM | FI_AV_USER_ID | FI_SHARED_AV |
                               FI_TAGGED_DIRECTED_RECV | FI_TAGGED_MULTI_RECV |

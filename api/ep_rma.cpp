@@ -1,0 +1,166 @@
+// The endpoint's RMA table (fi_rma(3)): the C ABI checks (buffers, iov counts and limits,
+// flags, keys), then runtime/proto's data path under the endpoint's worker lock. Keys are the
+// target's 8-byte MR keys, or handles fi_mr_map_raw returned (their bundle names the key).
+#include "api/ep_data.h"
+
+#include "runtime/log/log.h"
+#include "runtime/mr/binding.h"
+#include "runtime/mr/mapped_keys.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <sys/uio.h>
+
+#include <algorithm>
+
+namespace ufi::api {
+
+namespace {
+
+using runtime::ep::Endpoint;
+using runtime::proto::IovList;
+using runtime::proto::SendOp;
+using runtime::proto::wire::RmaSeg;
+using Subsys = log::Subsys;
+
+// Flags fi_writemsg and fi_readmsg accept (fi_rma(3)). Every write completes once the target
+// acknowledged it, which satisfies every completion level; FI_FENCE holds because a peer's
+// operations are handled in order.
+constexpr uint64_t kWriteFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_FENCE |
+                                 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
+                                 FI_DELIVERY_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE;
+constexpr uint64_t kReadFlags = FI_COMPLETION | FI_FENCE | FI_MORE;
+
+// The target's MR key behind `key`: itself, or the key of the raw key fi_mr_map_raw mapped.
+// False for a mapped handle that names nothing.
+bool target_key(const Endpoint &ep, uint64_t key, uint64_t &out) {
+    if (!runtime::mr::is_mapped_key(key)) {
+        out = key;
+        return true;
+    }
+    const runtime::mr::MappedKey *m = runtime::mr::find_mapped_key(ep.domain(), key);
+    if (m == nullptr) {
+        UFI_LOG_INFO(Subsys::EpData, "RMA: key {:#x} is no mapped raw key of this domain", key);
+        return false;
+    }
+    out = m->bundle.key;
+    return true;
+}
+
+ssize_t do_rma(fid_ep *fep, SendOp op, const IovList &local, const RmaSeg *segs, size_t nsegs,
+               fi_addr_t peer, void *context, uint64_t flags, uint64_t data) {
+    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.rma(op, local, segs, nsegs, peer, context, flags, data);
+    });
+}
+
+// One buffer and one target range (fi_read, fi_write, fi_inject_write, fi_writedata, ...).
+ssize_t rma_one(fid_ep *fep, SendOp op, const void *buf, size_t len, fi_addr_t peer,
+                uint64_t addr, uint64_t key, void *context, uint64_t flags, uint64_t data) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    RmaSeg seg{0, addr, len};
+    if (!target_key(*ep_of(fep), key, seg.key)) return -FI_EINVAL;
+    IovList local;
+    local.set(buf, len);
+    return do_rma(fep, op, local, &seg, 1, peer, context, flags, data);
+}
+
+ssize_t rma_vector(fid_ep *fep, SendOp op, const iovec *iov, size_t count, fi_addr_t peer,
+                   uint64_t addr, uint64_t key, void *context, uint64_t flags) {
+    IovList local;
+    if (iov_list(*ep_of(fep), iov, count, local) != 0) return -FI_EINVAL;
+    RmaSeg seg{0, addr, local.total};
+    if (!target_key(*ep_of(fep), key, seg.key)) return -FI_EINVAL;
+    return do_rma(fep, op, local, &seg, 1, peer, context, flags, 0);
+}
+
+ssize_t rma_msg(fid_ep *fep, SendOp op, const fi_msg_rma *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    const Endpoint &ep = *ep_of(fep);
+    const size_t limit = std::min(ep.info().tx_attr->rma_iov_limit,
+                                  runtime::proto::wire::kMaxRmaSegments);
+    if (msg->rma_iov_count == 0 || msg->rma_iov_count > limit || msg->rma_iov == nullptr) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_{}msg: rma_iov_count {} (1 to {})",
+                     op == SendOp::kWrite ? "write" : "read", msg->rma_iov_count, limit);
+        return -FI_EINVAL;
+    }
+    IovList local;
+    if (iov_list(ep, msg->msg_iov, msg->iov_count, local) != 0) return -FI_EINVAL;
+    RmaSeg segs[runtime::proto::wire::kMaxRmaSegments];
+    for (size_t i = 0; i < msg->rma_iov_count; ++i) {
+        segs[i].addr = msg->rma_iov[i].addr;
+        segs[i].len = msg->rma_iov[i].len;
+        if (!target_key(ep, msg->rma_iov[i].key, segs[i].key)) return -FI_EINVAL;
+    }
+    return do_rma(fep, op, local, segs, msg->rma_iov_count, msg->addr, msg->context, flags,
+                  msg->data);
+}
+
+ssize_t rma_read(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t addr,
+                 uint64_t key, void *context) {
+    return rma_one(ep, SendOp::kRead, buf, len, src, addr, key, context, ep_of(ep)->tx_op_flags(),
+                   0);
+}
+
+ssize_t rma_readv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
+                  uint64_t addr, uint64_t key, void *context) {
+    return rma_vector(ep, SendOp::kRead, iov, count, src, addr, key, context,
+                      ep_of(ep)->tx_op_flags());
+}
+
+ssize_t rma_readmsg(fid_ep *ep, const fi_msg_rma *msg, uint64_t flags) {
+    if (flags & ~kReadFlags) return -FI_EBADFLAGS;
+    return rma_msg(ep, SendOp::kRead, msg, flags);
+}
+
+ssize_t rma_write(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t addr,
+                  uint64_t key, void *context) {
+    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
+                   ep_of(ep)->tx_op_flags(), 0);
+}
+
+ssize_t rma_writev(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
+                   uint64_t addr, uint64_t key, void *context) {
+    return rma_vector(ep, SendOp::kWrite, iov, count, dest, addr, key, context,
+                      ep_of(ep)->tx_op_flags());
+}
+
+ssize_t rma_writemsg(fid_ep *ep, const fi_msg_rma *msg, uint64_t flags) {
+    if (flags & ~kWriteFlags) return -FI_EBADFLAGS;
+    return rma_msg(ep, SendOp::kWrite, msg, flags);
+}
+
+ssize_t rma_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t addr,
+                   uint64_t key) {
+    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr, FI_INJECT, 0);
+}
+
+ssize_t rma_writedata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
+                      fi_addr_t dest, uint64_t addr, uint64_t key, void *context) {
+    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
+                   ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, data);
+}
+
+ssize_t rma_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+                       uint64_t addr, uint64_t key) {
+    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr,
+                   FI_INJECT | FI_REMOTE_CQ_DATA, data);
+}
+
+}  // namespace
+
+fi_ops_rma g_ep_rma_ops = {
+    .size = sizeof(fi_ops_rma),
+    .read = rma_read,
+    .readv = rma_readv,
+    .readmsg = rma_readmsg,
+    .write = rma_write,
+    .writev = rma_writev,
+    .writemsg = rma_writemsg,
+    .inject = rma_inject,
+    .writedata = rma_writedata,
+    .injectdata = rma_injectdata,
+};
+
+}  // namespace ufi::api

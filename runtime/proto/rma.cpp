@@ -1,0 +1,488 @@
+// RMA over active messages (wire.h): fi_write* and fi_read* on every transport. The target
+// moves the bytes itself, after checking every access against its MR key table (key, enabled
+// state, FI_REMOTE_READ / FI_REMOTE_WRITE, bounds), so a refused access leaves its memory
+// untouched and the initiator gets the error as a completion. Operations ride the peer's send
+// queue like messages, in order with them: a read posted after a write to the same peer sees
+// the write (the target handles a lane's messages in order).
+//
+// A write completes when the target acknowledged its last fragment (the data is in place:
+// delivery complete, whatever level was asked), a read when its last bytes arrived.
+#include "runtime/cntr/binding.h"
+#include "runtime/cq/cq.h"
+#include "runtime/log/log.h"
+#include "runtime/mr/binding.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+namespace tx = transports;
+
+namespace {
+
+tx::Status status_of_bcopy(ssize_t rc) {
+    return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
+}
+
+// One RMA_WRITE fragment or RMA_READ_REQ: header, segments, `len` bytes of `iov` from `at`.
+struct RequestFrag {
+    wire::RmaHdr h;
+    const std::vector<wire::RmaSeg> *segs;
+    const IovList *iov;
+    size_t at;
+    size_t len;
+};
+
+size_t pack_request(void *dest, void *arg) {
+    const auto *a = static_cast<const RequestFrag *>(arg);
+    auto *d = static_cast<uint8_t *>(dest);
+    std::memcpy(d, &a->h, sizeof a->h);
+    const size_t seg_bytes = a->segs->size() * sizeof(wire::RmaSeg);
+    std::memcpy(d + sizeof a->h, a->segs->data(), seg_bytes);
+    if (a->len != 0) a->iov->copy_out(a->at, d + sizeof a->h + seg_bytes, a->len);
+    return sizeof a->h + seg_bytes + a->len;
+}
+
+struct ResponseFrag {
+    wire::RmaRespHdr h;
+    const IovList *iov;
+    size_t len;
+};
+
+size_t pack_response(void *dest, void *arg) {
+    const auto *a = static_cast<const ResponseFrag *>(arg);
+    auto *d = static_cast<uint8_t *>(dest);
+    std::memcpy(d, &a->h, sizeof a->h);
+    if (a->len != 0) a->iov->copy_out(a->h.offset, d + sizeof a->h, a->len);
+    return sizeof a->h + a->len;
+}
+
+// A status from the wire is a negative fi errno, or it is taken as an I/O error.
+int wire_status(int32_t status) {
+    return status > 0 || status < -FI_ERRNO_MAX ? -FI_EIO : status;
+}
+
+// An RMA_WRITE or RMA_READ_REQ taken apart; false when malformed.
+struct RequestView {
+    wire::RmaHdr h;
+    wire::RmaSeg segs[wire::kMaxRmaSegments];
+    const uint8_t *payload;
+    size_t len;
+};
+
+bool parse_request(const uint8_t *data, size_t length, RequestView &v) {
+    if (length < sizeof v.h) return false;
+    std::memcpy(&v.h, data, sizeof v.h);
+    if (v.h.segments == 0 || v.h.segments > wire::kMaxRmaSegments) return false;
+    const size_t seg_bytes = v.h.segments * sizeof(wire::RmaSeg);
+    if (length - sizeof v.h < seg_bytes) return false;
+    std::memcpy(v.segs, data + sizeof v.h, seg_bytes);
+    v.payload = data + sizeof v.h + seg_bytes;
+    v.len = length - sizeof v.h - seg_bytes;
+    return v.h.offset <= v.h.total && v.len <= v.h.total - v.h.offset;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Initiator
+
+ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
+                      fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept {
+    const bool write = op == SendOp::kWrite;
+    if (nsegs == 0 || nsegs > wire::kMaxRmaSegments) return -FI_EINVAL;
+    uint64_t remote_total = 0;
+    for (size_t i = 0; i < nsegs; ++i) remote_total += segs[i].len;
+    if (remote_total != local.total) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_{}: {} local bytes for {} remote ones",
+                     write ? "write" : "read", local.total, remote_total);
+        return -FI_EINVAL;
+    }
+    if (local.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
+    if ((flags & FI_INJECT) && (!write || local.total > cfg_.inject_msg_size)) return -FI_EMSGSIZE;
+    Peer *p = peer_for_addr(dest);
+    if (p == nullptr) return -FI_EINVAL;
+    if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
+    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kFailed) return p->fail_status;
+    SendReq *r;
+    try {
+        r = send_pool_.get();
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    try {
+        r->rma.assign(segs, segs + nsegs);
+        if (flags & FI_INJECT) {  // the buffer may be reused at once: send a copy
+            r->copy.resize(local.total);
+            local.copy_out(0, r->copy.data(), local.total);
+            r->iov.set(r->copy.data(), local.total);
+        } else {
+            r->iov.assign(local);
+        }
+    } catch (const std::bad_alloc &) {
+        r->rma.clear();
+        r->copy.clear();
+        send_pool_.put(r);
+        return -FI_ENOMEM;
+    }
+    const bool inject = (flags & FI_INJECT) != 0;
+    r->op = op;
+    r->peer = p->local_idx;
+    r->context = context;
+    r->cq_flags = FI_RMA | (write ? FI_WRITE : FI_READ);
+    r->completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    r->confirm = false;
+    r->offset = 0;
+    r->started = false;
+    r->status = 0;
+    r->done = false;
+    r->announcing = false;
+    r->comp.uct.count = 0;
+    r->rma_flags = write && (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
+    r->rma_data = data;
+    r->rma_received = 0;
+    ++tx_outstanding_;
+    if (p->state == PeerState::kConnected && p->queue.empty()) {
+        const tx::Status s = push(*p, *r);
+        if (s == tx::kOk) {
+            finish_send(r, r->status);
+            return 0;
+        }
+        if (s == kHandedOff) return 0;  // the target's answer finishes it
+        if (s != tx::kNoResource) {
+            const int rc = fi_errno_of(s);
+            p->queue.push_back(r);
+            fail_peer(*p, rc);  // completes r (and everything queued) with the error
+            return 0;
+        }
+    }
+    p->queue.push_back(r);
+    mark_busy(*p);
+    return 0;
+}
+
+tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
+    const size_t total = r.iov.total;
+    if (r.op == SendOp::kReadResp) {
+        const size_t room = p.lane.max_bcopy() - sizeof(wire::RmaRespHdr);
+        while (!r.started || r.offset < total) {
+            ResponseFrag a{{p.remote_idx, 0, r.peer_id, r.offset}, &r.iov,
+                           std::min(total - r.offset, room)};
+            const tx::Status s =
+                status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaReadResp, pack_response, &a));
+            if (s != tx::kOk) return s;
+            r.started = true;
+            r.offset += a.len;
+        }
+        return tx::kOk;
+    }
+    const size_t hdr_len = sizeof(wire::RmaHdr) + r.rma.size() * sizeof(wire::RmaSeg);
+    if (p.lane.max_bcopy() <= hdr_len) return UCS_ERR_UNSUPPORTED;
+    if (r.rndv_slot == 0 && !take_send_slot(r)) return UCS_ERR_NO_MEMORY;
+    // Over `self` the target's answer arrives inside the send call: it must not finish r
+    // under us (finish_send_rndv() marks it done instead).
+    r.announcing = true;
+    tx::Status s = tx::kOk;
+    const wire::RmaHdr base{p.remote_idx,
+                            r.rma_flags,
+                            r.rndv_slot,
+                            total,
+                            0,
+                            r.rma_data,
+                            static_cast<uint32_t>(r.rma.size()),
+                            0};
+    if (r.op == SendOp::kRead) {
+        if (!r.started) {
+            RequestFrag a{base, &r.rma, &r.iov, 0, 0};
+            s = status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaReadReq, pack_request, &a));
+            if (s == tx::kOk) r.started = true;
+        }
+    } else {
+        const size_t room = p.lane.max_bcopy() - hdr_len;
+        while (!r.started || r.offset < total) {
+            RequestFrag a{base, &r.rma, &r.iov, r.offset, std::min(total - r.offset, room)};
+            a.h.offset = r.offset;
+            s = status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaWrite, pack_request, &a));
+            if (s != tx::kOk) break;
+            r.started = true;
+            r.offset += a.len;
+        }
+    }
+    r.announcing = false;
+    if (s != tx::kOk) return s;
+    return r.done ? tx::kOk : kHandedOff;
+}
+
+void DataPath::finish_rma(SendReq *r, int error) noexcept {
+    if (r->op == SendOp::kReadResp) {
+        // The target's side of a peer's read: counted once its bytes went.
+        if (error == 0) {
+            for (const wire::RmaSeg &s : r->rma) {
+                mr::count_remote_access(cfg_.domain, s.key, FI_REMOTE_READ, s.len);
+            }
+            if (cfg_.rem_read_cntr != nullptr) cntr::on_completion(cfg_.rem_read_cntr, r->iov.total);
+        }
+    } else {
+        if (r->completion || error != 0) {
+            Completion c{};
+            c.cq = cfg_.tx_cq;
+            c.context = r->context;
+            c.flags = r->cq_flags;
+            c.len = error != 0 ? r->iov.total : 0;
+            c.src = FI_ADDR_NOTAVAIL;
+            c.err = -error;
+            if (c.cq != nullptr) write_completion(c);
+        }
+        cntr::Cntr *counter = r->op == SendOp::kWrite ? cfg_.write_cntr : cfg_.read_cntr;
+        if (counter != nullptr) {
+            if (error == 0) cntr::on_completion(counter, r->iov.total);
+            else cntr::on_error(counter);
+        }
+        --tx_outstanding_;
+    }
+    release_send_slot(*r);
+    r->copy.clear();
+    r->rma.clear();
+    r->op = SendOp::kMessage;
+    send_pool_.put(r);
+}
+
+void DataPath::handle_rma_ack(const uint8_t *data, size_t length) noexcept {
+    wire::AckHdr a;
+    if (length != sizeof a) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&a, data, sizeof a);
+    if (a.src >= peers_.size() || peers_[a.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    SendReq *r = send_by_id(a.id, a.src);
+    if (r == nullptr || r->op != SendOp::kWrite || !r->started || r->offset != r->iov.total) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    r->status = wire_status(a.status);
+    finish_send_rndv(r);
+}
+
+void DataPath::handle_rma_read_resp(const uint8_t *data, size_t length) noexcept {
+    wire::RmaRespHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    SendReq *r = send_by_id(h.id, h.src);
+    const size_t len = length - sizeof h;
+    if (r == nullptr || r->op != SendOp::kRead || !r->started) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (h.status != 0) {
+        r->status = wire_status(h.status);
+        finish_send_rndv(r);
+        return;
+    }
+    if (h.offset != r->rma_received || len > r->iov.total - r->rma_received) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    r->iov.copy_in(h.offset, data + sizeof h, len);
+    r->rma_received += len;
+    if (r->rma_received == r->iov.total) finish_send_rndv(r);
+}
+
+// ---------------------------------------------------------------------------------------
+// Target
+
+int DataPath::rma_target(const wire::RmaSeg *segs, size_t nsegs, uint64_t total, uint64_t access,
+                         bool first, IovList &out) noexcept {
+    out.count = 0;
+    out.total = 0;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < nsegs; ++i) {
+        const wire::RmaSeg &s = segs[i];
+        if (s.len > total - sum) return -FI_EINVAL;  // the segments exceed the total
+        // A single-use key is used up by the operation's first check of it; its later
+        // fragments (and later segments naming it again) find it used by this very access.
+        bool repeated = !first;
+        for (size_t j = 0; j < i && !repeated; ++j) repeated = segs[j].key == s.key;
+        uint64_t done = 0;
+        do {
+            mr::RemoteTarget t;
+            const mr::KeyCheck c =
+                mr::check_remote_access(cfg_.domain, s.key, s.addr + done, s.len - done, access,
+                                        !repeated && done == 0, &t);
+            if (c != mr::KeyCheck::Ok && !(c == mr::KeyCheck::Consumed && (repeated || done != 0))) {
+                UFI_LOG_DEBUG(Subsys::EpData, "RMA refused: key {:#x} [{:#x}, +{}): {}", s.key,
+                              s.addr + done, s.len - done, mr::key_check_name(c));
+                return mr::key_check_errno(c);
+            }
+            const size_t n = std::min<uint64_t>(t.contiguous, s.len - done);
+            if (n == 0 && done < s.len) return -FI_EACCES;  // no progress: never loop
+            if (n != 0) {
+                if (out.count == kMaxIov) {
+                    UFI_LOG_INFO(Subsys::EpData,
+                                 "RMA refused: its target spans more than {} buffers", kMaxIov);
+                    return -FI_EINVAL;
+                }
+                out.v[out.count++] = {reinterpret_cast<uint8_t *>(t.local_addr), n};
+            }
+            done += n;
+        } while (done < s.len);
+        sum += s.len;
+    }
+    if (sum != total) return -FI_EINVAL;
+    out.total = sum;
+    return 0;
+}
+
+void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
+    RequestView v;
+    if (!parse_request(data, length, v)) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (v.h.src >= peers_.size() || peers_[v.h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    Peer &p = *peers_[v.h.src];
+    const bool first = v.h.offset == 0;
+    if (!first && (p.rma_in_id == 0 || v.h.id != p.rma_in_id)) {  // of no write in progress
+        ++stats_.dropped_malformed;
+        return;
+    }
+    int status = first ? 0 : p.rma_in_status;
+    if (status == 0) {
+        IovList where;
+        status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, first, where);
+        if (status == 0) where.copy_in(v.h.offset, v.payload, v.len);
+        else ++stats_.rma_refused;
+    }
+    p.rma_in_id = v.h.id;
+    p.rma_in_status = status;
+    if (v.h.offset + v.len != v.h.total) return;  // more fragments follow
+    p.rma_in_id = 0;
+    if (status == 0) {
+        for (uint32_t i = 0; i < v.h.segments; ++i) {
+            mr::count_remote_access(cfg_.domain, v.segs[i].key, FI_REMOTE_WRITE, v.segs[i].len);
+        }
+        if (cfg_.rem_write_cntr != nullptr) cntr::on_completion(cfg_.rem_write_cntr, v.h.total);
+        if ((v.h.flags & wire::kRmaHasData) && cfg_.rx_cq != nullptr) {
+            // fi_writedata: the data reaches the target's CQ (no receive buffer is consumed:
+            // ufi does not require FI_RX_CQ_DATA).
+            Completion c{};
+            c.cq = cfg_.rx_cq;
+            c.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+            c.len = v.h.total;
+            c.data = v.h.data;
+            c.src = source_of(p);
+            write_completion(c);
+        }
+    }
+    send_ack(p, wire::kAmRmaAck, v.h.id, status);
+}
+
+void DataPath::send_read_error(Peer &p, uint64_t id, int status) noexcept {
+    try {
+        std::vector<uint8_t> m(1 + sizeof(wire::RmaRespHdr));
+        m[0] = wire::kAmRmaReadResp;
+        const wire::RmaRespHdr h{p.remote_idx, status, id, 0};
+        std::memcpy(m.data() + 1, &h, sizeof h);
+        send_ctrl(p, std::move(m));
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a read's error answer is lost");
+    }
+}
+
+void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept {
+    RequestView v;
+    if (!parse_request(data, length, v) || v.len != 0 || v.h.offset != 0) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (v.h.src >= peers_.size() || peers_[v.h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    Peer &p = *peers_[v.h.src];
+    IovList where;
+    const int status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);
+    if (status != 0) {
+        ++stats_.rma_refused;
+        send_read_error(p, v.h.id, status);
+        return;
+    }
+    SendReq *r;
+    try {
+        r = send_pool_.get();
+        r->rma.assign(v.segs, v.segs + v.h.segments);
+    } catch (const std::bad_alloc &) {
+        send_read_error(p, v.h.id, -FI_ENOMEM);
+        return;
+    }
+    r->op = SendOp::kReadResp;
+    r->peer = p.local_idx;
+    r->peer_id = v.h.id;
+    r->iov.assign(where);
+    r->context = nullptr;
+    r->completion = false;
+    r->confirm = false;
+    r->offset = 0;
+    r->started = false;
+    r->status = 0;
+    r->done = false;
+    r->announcing = false;
+    if (p.queue.empty() && p.ctrl.empty()) {
+        const tx::Status s = push(p, *r);
+        if (s == tx::kOk) {
+            finish_send(r, 0);
+            return;
+        }
+        if (s != tx::kNoResource) {
+            p.queue.push_back(r);
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    p.queue.push_back(r);  // behind what this side sends the peer already, in order
+    mark_busy(p);
+}
+
+// ---------------------------------------------------------------------------------------
+// Trampolines: UCT calls them with the DataPath as arg.
+
+ucs_status_t DataPath::am_rma_write(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rma_write(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rma_read_req(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rma_read_req(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rma_read_resp(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rma_read_resp(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rma_ack(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rma_ack(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+
+}  // namespace ufi::runtime::proto

@@ -1,0 +1,405 @@
+// RMA between two endpoints of one process (fi_rma(3)), over every transport set of the suite:
+// reads and writes of every size into registered memory, vectors and several target
+// segments, remote CQ data, inject, raw keys, counters, and every access the target must
+// refuse (unknown or closed key, missing right, out of bounds) leaving its memory untouched.
+// Two mr_mode flavours: offsets with requested keys (mr_mode 0) and virtual addresses with
+// provider keys (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY).
+#include "msg_fixture.h"
+
+#include <rdma/fi_rma.h>
+
+namespace ufi::msg_test {
+namespace {
+
+class RmaTest : public MsgTest {
+  protected:
+    void adjust_hints(fi_info *h) override {
+        h->caps |= FI_RMA;
+        h->domain_attr->mr_mode = mr_mode();
+    }
+    virtual int mr_mode() const { return 0; }
+    bool virt() const { return (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0; }
+
+    // Registers [buf, +len) in the (shared) domain; the MR is closed at teardown.
+    fid_mr *reg(void *buf, size_t len, uint64_t access) {
+        fid_mr *mr = nullptr;
+        EXPECT_EQ(fi_mr_reg(domain_, buf, len, access, 0, next_key_++, 0, &mr, nullptr), 0);
+        if (mr != nullptr) mrs_.push_back(mr);
+        return mr;
+    }
+    // The address a peer names `at` of the region starting at `base` with.
+    uint64_t addr(const void *base, const void *at) const {
+        return virt() ? reinterpret_cast<uint64_t>(at)
+                      : static_cast<uint64_t>(static_cast<const uint8_t *>(at) -
+                                              static_cast<const uint8_t *>(base));
+    }
+    void TearDown() override {
+        for (fid_mr *mr : mrs_) EXPECT_EQ(fi_close(&mr->fid), 0);
+        mrs_.clear();
+        MsgTest::TearDown();
+    }
+    // Waits for A's completion of `context`, a success with `flags`.
+    void expect_done(void *context, uint64_t flags) {
+        fi_cq_tagged_entry e{};
+        const ssize_t rc = wait(a_.cq, e);
+        ASSERT_EQ(rc, 1) << (rc == -FI_EAVAIL ? fi_strerror(error(a_.cq).err) : fi_strerror(int(-rc)));
+        EXPECT_EQ(e.op_context, context);
+        EXPECT_EQ(e.flags, flags);
+    }
+    // Waits for A's error completion of `context`; its error number.
+    int expect_error(void *context) {
+        fi_cq_tagged_entry e{};
+        EXPECT_EQ(wait(a_.cq, e), -FI_EAVAIL);
+        const fi_cq_err_entry err = error(a_.cq);
+        EXPECT_EQ(err.op_context, context);
+        EXPECT_NE(err.flags & FI_RMA, 0u);
+        return err.err;
+    }
+
+    // Writes each size into B's region, then reads it back: the bytes, nothing around them,
+    // each completion's flags.
+    void round_trip_every_size();
+
+    std::vector<fid_mr *> mrs_;
+    uint64_t next_key_ = 0x5000;
+};
+
+class RmaVirtTest : public RmaTest {
+  protected:
+    int mr_mode() const override { return FI_MR_VIRT_ADDR | FI_MR_PROV_KEY; }
+};
+
+const size_t kRmaSizes[] = {0, 1, 8, 100, 4000, 8192, 9000, 65536, 300000, (2 << 20) + 5};
+
+void RmaTest::round_trip_every_size() {
+    const size_t max = (2 << 20) + 5;
+    std::vector<uint8_t> target(max + 64, 0xEE);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    const uint64_t key = fi_mr_key(mr);
+    int ctx = 0;
+    for (size_t n : kRmaSizes) {  // growing: the byte after each range was never written
+        SCOPED_TRACE("size " + std::to_string(n));
+        const auto out = pattern(n, static_cast<uint8_t>(n));
+        uint8_t *at = target.data() + 32;
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, out.data(), n, nullptr, a_to_b_,
+                                      addr(target.data(), at), key, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+        ASSERT_EQ(std::memcmp(at, out.data(), n), 0);
+        EXPECT_EQ(target[31], 0xEE) << "nothing before the range";
+        EXPECT_EQ(at[n], 0xEE) << "nothing after the range";
+        std::vector<uint8_t> back(n + 1, 0x11);
+        ASSERT_EQ(retry([&] {
+                      return fi_read(a_.ep, back.data(), n, nullptr, a_to_b_,
+                                     addr(target.data(), at), key, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_READ);
+        ASSERT_EQ(std::memcmp(back.data(), out.data(), n), 0);
+        EXPECT_EQ(back[n], 0x11) << "the read wrote past its buffer";
+    }
+}
+
+TEST_F(RmaTest, OffersRmaWithTheNegotiatedMode) {
+    EXPECT_EQ(info_->caps & (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE),
+              FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+    EXPECT_FALSE(virt());
+    EXPECT_GE(info_->tx_attr->rma_iov_limit, 1u);
+}
+
+TEST_F(RmaTest, WriteThenReadBackEverySize) {
+    round_trip_every_size();
+}
+
+TEST_F(RmaVirtTest, WriteThenReadBackEverySizeByVirtualAddress) {
+    ASSERT_TRUE(virt());
+    round_trip_every_size();
+}
+
+TEST_F(RmaTest, VectorsAndSeveralTargetSegments) {
+    std::vector<uint8_t> t1(5000, 0), t2(70000, 0);
+    fid_mr *m1 = reg(t1.data(), t1.size(), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    fid_mr *m2 = reg(t2.data(), t2.size(), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_TRUE(m1 && m2);
+    // fi_writev: three local buffers into one target range.
+    auto p1 = pattern(10, 1), p2 = pattern(9000, 2), p3 = pattern(3, 3);
+    iovec iov[3] = {{p1.data(), p1.size()}, {p2.data(), p2.size()}, {p3.data(), p3.size()}};
+    int ctx = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_writev(a_.ep, iov, nullptr, 3, a_to_b_, addr(t2.data(), t2.data() + 100),
+                                   fi_mr_key(m2), &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    EXPECT_EQ(std::memcmp(t2.data() + 100, p1.data(), 10), 0);
+    EXPECT_EQ(std::memcmp(t2.data() + 110, p2.data(), 9000), 0);
+    EXPECT_EQ(std::memcmp(t2.data() + 9110, p3.data(), 3), 0);
+    // fi_writemsg: two local buffers spread over two regions (the split falls elsewhere).
+    auto q1 = pattern(3000, 4), q2 = pattern(60000, 5);
+    iovec local[2] = {{q1.data(), q1.size()}, {q2.data(), q2.size()}};
+    fi_rma_iov remote[2] = {{addr(t1.data(), t1.data() + 7), 4000, fi_mr_key(m1)},
+                            {addr(t2.data(), t2.data() + 10000), 59000, fi_mr_key(m2)}};
+    fi_msg_rma msg{};
+    msg.msg_iov = local;
+    msg.iov_count = 2;
+    msg.addr = a_to_b_;
+    msg.rma_iov = remote;
+    msg.rma_iov_count = 2;
+    msg.context = &ctx;
+    ASSERT_EQ(retry([&] { return fi_writemsg(a_.ep, &msg, FI_COMPLETION); }), 0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    std::vector<uint8_t> all(q1);
+    all.insert(all.end(), q2.begin(), q2.end());
+    EXPECT_EQ(std::memcmp(t1.data() + 7, all.data(), 4000), 0);
+    EXPECT_EQ(std::memcmp(t2.data() + 10000, all.data() + 4000, 59000), 0);
+    // fi_readmsg back through the same segments, into three local buffers.
+    std::vector<uint8_t> r1(1), r2(50000), r3(12999);
+    iovec rl[3] = {{r1.data(), r1.size()}, {r2.data(), r2.size()}, {r3.data(), r3.size()}};
+    msg.msg_iov = rl;
+    msg.iov_count = 3;
+    ASSERT_EQ(retry([&] { return fi_readmsg(a_.ep, &msg, 0); }), 0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    std::vector<uint8_t> got(r1);
+    got.insert(got.end(), r2.begin(), r2.end());
+    got.insert(got.end(), r3.begin(), r3.end());
+    EXPECT_EQ(got, all);
+    // fi_readv: one target range into two buffers.
+    std::vector<uint8_t> v1(6), v2(5);
+    iovec rv[2] = {{v1.data(), v1.size()}, {v2.data(), v2.size()}};
+    ASSERT_EQ(retry([&] {
+                  return fi_readv(a_.ep, rv, nullptr, 2, a_to_b_, addr(t2.data(), t2.data() + 100),
+                                  fi_mr_key(m2), &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    EXPECT_EQ(std::memcmp(v1.data(), p1.data(), 6), 0);
+    EXPECT_EQ(std::memcmp(v2.data(), p1.data() + 6, 4), 0);
+    EXPECT_EQ(v2[4], p2[0]);
+}
+
+TEST_F(RmaTest, WriteDataReachesTheTargetCq) {
+    std::vector<uint8_t> target(64, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    const uint64_t v = 0x1122334455667788ULL;
+    int ctx = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_writedata(a_.ep, &v, 8, nullptr, 0xfeedULL, a_to_b_,
+                                      addr(target.data(), target.data() + 8), fi_mr_key(mr), &ctx);
+              }),
+              0);
+    fi_cq_tagged_entry e{};
+    fi_addr_t src = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(wait(b_.cq, e, &src), 1);
+    EXPECT_EQ(e.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+    EXPECT_EQ(e.data, 0xfeedULL);
+    EXPECT_EQ(e.len, 8u);
+    EXPECT_EQ(e.op_context, nullptr);
+    EXPECT_EQ(src, b_to_a_);
+    EXPECT_EQ(std::memcmp(target.data() + 8, &v, 8), 0) << "the data is in place at the entry";
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    // fi_inject_writedata: the entry at the target, none at the initiator.
+    ASSERT_EQ(retry([&] {
+                  return fi_inject_writedata(a_.ep, &v, 4, 7, a_to_b_,
+                                             addr(target.data(), target.data()), fi_mr_key(mr));
+              }),
+              0);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    EXPECT_EQ(e.data, 7u);
+    EXPECT_TRUE(quiet(a_.cq));
+    // A plain write reports nothing at the target.
+    ASSERT_EQ(retry([&] {
+                  return fi_write(a_.ep, &v, 8, nullptr, a_to_b_, addr(target.data(), target.data()),
+                                  fi_mr_key(mr), &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    EXPECT_TRUE(quiet(b_.cq));
+}
+
+TEST_F(RmaTest, InjectWriteCopiesAtTheCall) {
+    std::vector<uint8_t> target(256, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    ASSERT_GE(info_->tx_attr->inject_size, 16u);
+    uint8_t buf[16];
+    std::memset(buf, 0x42, sizeof buf);
+    ASSERT_EQ(retry([&] {
+                  return fi_inject_write(a_.ep, buf, sizeof buf, a_to_b_,
+                                         addr(target.data(), target.data() + 1), fi_mr_key(mr));
+              }),
+              0);
+    std::memset(buf, 0, sizeof buf);  // reused at once
+    // Completes without an entry: a read behind it (handled after it) sees the data.
+    uint8_t back[16] = {};
+    int ctx = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_read(a_.ep, back, sizeof back, nullptr, a_to_b_,
+                                 addr(target.data(), target.data() + 1), fi_mr_key(mr), &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    for (uint8_t b : back) EXPECT_EQ(b, 0x42);
+    std::vector<uint8_t> big(info_->tx_attr->inject_size + 1);
+    EXPECT_EQ(fi_inject_write(a_.ep, big.data(), big.size(), a_to_b_, 0, fi_mr_key(mr)),
+              -FI_EMSGSIZE);
+}
+
+TEST_F(RmaTest, RefusedAccessesFailAtTheInitiatorAndLeaveTheTargetAlone) {
+    std::vector<uint8_t> ro(4096, 0xA5), wo(4096, 0x5A);
+    fid_mr *mro = reg(ro.data(), ro.size(), FI_REMOTE_READ);
+    fid_mr *mwo = reg(wo.data(), wo.size(), FI_REMOTE_WRITE);
+    ASSERT_TRUE(mro && mwo);
+    const auto junk = pattern(4096, 9);
+    std::vector<uint8_t> back(4096, 0);
+    int ctx = 0;
+    auto write = [&](uint64_t a, size_t n, uint64_t key) {
+        return retry([&] { return fi_write(a_.ep, junk.data(), n, nullptr, a_to_b_, a, key, &ctx); });
+    };
+    auto read = [&](uint64_t a, size_t n, uint64_t key) {
+        return retry([&] { return fi_read(a_.ep, back.data(), n, nullptr, a_to_b_, a, key, &ctx); });
+    };
+    // No FI_REMOTE_WRITE: a write is refused (small, and in several fragments).
+    for (size_t n : {size_t(8), size_t(4096)}) {
+        ASSERT_EQ(write(addr(ro.data(), ro.data()), n, fi_mr_key(mro)), 0);
+        EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    }
+    // No FI_REMOTE_READ: a read is refused.
+    ASSERT_EQ(read(addr(wo.data(), wo.data()), 64, fi_mr_key(mwo)), 0);
+    EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    // Beyond the region, by one byte.
+    ASSERT_EQ(read(addr(ro.data(), ro.data() + 1), 4096, fi_mr_key(mro)), 0);
+    EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    ASSERT_EQ(write(addr(wo.data(), wo.data() + 4000), 97, fi_mr_key(mwo)), 0);
+    EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    // A key nobody registered.
+    ASSERT_EQ(write(0, 8, 0x7777777ULL), 0);
+    EXPECT_EQ(expect_error(&ctx), FI_EKEYREJECTED);
+    // A closed region's key.
+    std::vector<uint8_t> gone(64, 0x33);
+    fid_mr *mg = nullptr;
+    ASSERT_EQ(fi_mr_reg(domain_, gone.data(), gone.size(), FI_REMOTE_WRITE | FI_REMOTE_READ, 0,
+                        0x9999, 0, &mg, nullptr),
+              0);
+    const uint64_t gone_key = fi_mr_key(mg);
+    ASSERT_EQ(fi_close(&mg->fid), 0);
+    ASSERT_EQ(write(addr(gone.data(), gone.data()), 8, gone_key), 0);
+    EXPECT_EQ(expect_error(&ctx), FI_EKEYREJECTED);
+    // Untouched, and still working.
+    for (uint8_t b : ro) ASSERT_EQ(b, 0xA5);
+    for (uint8_t b : wo) ASSERT_EQ(b, 0x5A);
+    for (uint8_t b : gone) ASSERT_EQ(b, 0x33);
+    ASSERT_EQ(read(addr(ro.data(), ro.data()), 4096, fi_mr_key(mro)), 0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    EXPECT_EQ(back, ro);
+}
+
+TEST_F(RmaTest, CallsCheckTheirArguments) {
+    std::vector<uint8_t> target(64, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    uint8_t buf[8] = {};
+    iovec local{buf, sizeof buf};
+    fi_rma_iov remote{0, 4, fi_mr_key(mr)};  // 4 remote bytes for 8 local ones
+    fi_msg_rma msg{};
+    msg.msg_iov = &local;
+    msg.iov_count = 1;
+    msg.addr = a_to_b_;
+    msg.rma_iov = &remote;
+    msg.rma_iov_count = 1;
+    EXPECT_EQ(fi_writemsg(a_.ep, &msg, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_readmsg(a_.ep, &msg, 0), -FI_EINVAL);
+    msg.rma_iov_count = 0;
+    EXPECT_EQ(fi_writemsg(a_.ep, &msg, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_writemsg(a_.ep, nullptr, 0), -FI_EINVAL);
+    remote.len = 8;
+    msg.rma_iov_count = 1;
+    EXPECT_EQ(fi_readmsg(a_.ep, &msg, FI_REMOTE_CQ_DATA), -FI_EBADFLAGS);
+    EXPECT_EQ(fi_writemsg(a_.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
+    EXPECT_EQ(fi_write(a_.ep, nullptr, 8, nullptr, a_to_b_, 0, fi_mr_key(mr), nullptr), -FI_EINVAL);
+    EXPECT_EQ(fi_write(a_.ep, buf, 8, nullptr, 12345, 0, fi_mr_key(mr), nullptr), -FI_EINVAL)
+        << "no such AV entry";
+    EXPECT_EQ(fi_read(a_.ep, buf, 8, nullptr, a_to_b_, 0, (1ULL << 63) | 5, nullptr), -FI_EINVAL)
+        << "no such mapped raw key";
+}
+
+TEST_F(RmaTest, RawKeyMappedByThePeer) {
+    std::vector<uint8_t> target(1024, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    uint64_t base = 0;
+    size_t size = 0;
+    ASSERT_EQ(fi_mr_raw_attr(mr, &base, nullptr, &size, 0), -FI_ETOOSMALL);
+    std::vector<uint8_t> raw(size);
+    ASSERT_EQ(fi_mr_raw_attr(mr, &base, raw.data(), &size, 0), 0);
+    uint64_t mapped = 0;
+    ASSERT_EQ(fi_mr_map_raw(domain_, base, raw.data(), size, &mapped, 0), 0);
+    const auto out = pattern(500, 77);
+    int ctx = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_write(a_.ep, out.data(), out.size(), nullptr, a_to_b_,
+                                  addr(target.data(), target.data() + 3), mapped, &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    EXPECT_EQ(std::memcmp(target.data() + 3, out.data(), out.size()), 0);
+    EXPECT_EQ(fi_mr_unmap_key(domain_, mapped), 0);
+}
+
+TEST_F(RmaTest, CountersCountReadsWritesAndErrors) {
+    fi_cntr_attr attr{};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *reads = nullptr, *writes = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &reads, nullptr), 0);
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &writes, nullptr), 0);
+    // A third endpoint with counters (A's is enabled already).
+    ASSERT_EQ(fi_av_open(domain_, []() { static fi_av_attr a{}; return &a; }(), &c_.av, nullptr), 0);
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &c_.cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(domain_, info_, &c_.ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &reads->fid, FI_READ), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &writes->fid, FI_WRITE), 0);
+    ASSERT_EQ(fi_enable(c_.ep), 0);
+    const fi_addr_t c_to_b = insert(c_, b_.name);
+    std::vector<uint8_t> target(128, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    uint64_t v = 5;
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(retry([&] {
+                      return fi_inject_write(c_.ep, &v, 8, c_to_b, addr(target.data(), target.data()),
+                                             fi_mr_key(mr));
+                  }),
+                  0);
+    }
+    ASSERT_EQ(retry([&] {
+                  return fi_read(c_.ep, &v, 8, nullptr, c_to_b, addr(target.data(), target.data()),
+                                 fi_mr_key(mr), nullptr);
+              }),
+              0);  // no FI_REMOTE_READ: an error
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while ((fi_cntr_read(writes) < 3 || fi_cntr_readerr(reads) < 1) &&
+           std::chrono::steady_clock::now() < deadline) {
+        progress_all();
+        (void)fi_cntr_read(reads);
+    }
+    EXPECT_EQ(fi_cntr_read(writes), 3u);
+    EXPECT_EQ(fi_cntr_readerr(writes), 0u);
+    EXPECT_EQ(fi_cntr_read(reads), 0u);
+    EXPECT_EQ(fi_cntr_readerr(reads), 1u);
+    fi_cq_tagged_entry e{};
+    EXPECT_EQ(wait(c_.cq, e), -FI_EAVAIL);
+    EXPECT_EQ(error(c_.cq).err, FI_EACCES);
+    close_side(c_);
+    EXPECT_EQ(fi_close(&reads->fid), 0);
+    EXPECT_EQ(fi_close(&writes->fid), 0);
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
