@@ -23,8 +23,11 @@ inline constexpr uint64_t kPrimaryCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV 
 // only when asked for, as fi_getinfo(3) says); multi-receive buffers for untagged messages
 // (FI_MULTI_RECV; FI_TAGGED_MULTI_RECV below, for API 2.0 callers).
 // FI_SOURCE_ERR (on request too): a message from a sender not in the AV completes as an
-// FI_EADDRNOTAVAIL error entry carrying its address.
-inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV;
+// FI_EADDRNOTAVAIL error entry carrying its address. FI_RMA_EVENT: a target counts peers'
+// reads and writes of its memory on counters bound with FI_REMOTE_READ / FI_REMOTE_WRITE (to
+// the endpoint, or to the MR under FI_MR_RMA_EVENT); the target moves every byte itself, so
+// it sees every access.
+inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | FI_RMA_EVENT;
 
 // libfabric 2.0's receive capabilities, offered to applications that ask for API 2.0 or later
 // (their bits meant FI_HMEM_HOST_ALLOC, FI_HMEM_DEVICE_ONLY and FI_VARIABLE_MSG before):
@@ -35,7 +38,10 @@ inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_
 // against those (fabtests' fi_getinfo_test) count them as bits nobody asked for.
 inline constexpr uint64_t kApi2Caps =
     FI_TAGGED_DIRECTED_RECV | FI_TAGGED_MULTI_RECV | FI_EXACT_DIRECTED_RECV;
-inline constexpr uint64_t kOnlyOnRequestCaps = kApi2Caps;
+// FI_RMA_EVENT too: it binds the endpoint to the FI_MR_RMA_EVENT protocol when the
+// application offers that mr_mode bit, and an endpoint that did not ask for it refuses
+// FI_REMOTE_READ / FI_REMOTE_WRITE counters (as fi_endpoint(3) says).
+inline constexpr uint64_t kOnlyOnRequestCaps = kApi2Caps | FI_RMA_EVENT;
 
 // Message ordering guaranteed between two endpoints: sends are delivered in the order they
 // were posted (one queue per peer, lanes that keep order).

@@ -133,12 +133,12 @@ inline int open_objects(Side &s) {
     return 0;
 }
 
-// The usual side: tagged and untagged messages, the default address format, and the peer's
-// name exchanged over the socket and inserted.
-inline int open_side(Side &s) {
+// The usual side: tagged and untagged messages (and `extra_caps`), the default address
+// format, and the peer's name exchanged over the socket and inserted.
+inline int open_side(Side &s, uint64_t extra_caps = 0) {
     const char *role = s.role;
     fi_info *hints = fi_allocinfo();
-    hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+    hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | extra_caps;
     hints->ep_attr->type = FI_EP_RDM;
     CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &s.info) == 0);
     fi_freeinfo(hints);

@@ -260,6 +260,18 @@ TEST_F(EpTest, BindCounters) {
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_SEND | FI_SELECTIVE_COMPLETION), -FI_EBADFLAGS);
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_REMOTE_WRITE), -FI_EINVAL) << "needs FI_RMA_EVENT";
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_REMOTE_READ), -FI_EINVAL) << "needs FI_RMA_EVENT";
+    {
+        // An endpoint that asked for FI_RMA_EVENT counts peers' accesses.
+        fi_info *events = fi_dupinfo(info_);
+        ASSERT_NE(events, nullptr);
+        events->caps |= FI_RMA_EVENT;
+        fid_ep *counting = open_ep(nullptr, events);
+        fi_freeinfo(events);
+        ASSERT_NE(counting, nullptr);
+        EXPECT_EQ(fi_ep_bind(counting, &b->fid, FI_REMOTE_WRITE | FI_REMOTE_READ), 0);
+        EXPECT_EQ(fi_close(&counting->fid), 0);
+        forget(&counting->fid);
+    }
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_SEND | FI_WRITE), 0);
     EXPECT_EQ(fi_ep_bind(ep, &b->fid, FI_WRITE), -FI_EINVAL) << "one counter per event";
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_SEND), -FI_EINVAL);

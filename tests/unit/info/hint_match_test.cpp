@@ -192,10 +192,33 @@ TEST(HintMatch, SharedAvInInfoCaps) {
     EXPECT_EQ(out->tx_attr->caps & FI_SHARED_AV, 0u) << "a domain capability, not a transmit one";
 }
 
+// FI_RMA_EVENT is given to those who ask (it is the FI_MR_RMA_EVENT protocol's cap), with
+// that mr_mode bit kept when offered.
+TEST(HintMatch, RmaEventOnRequest) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    InfoPtr hints(alloc_info());
+    hints->caps = FI_RMA;
+    hints->domain_attr->mr_mode = FI_MR_RMA_EVENT | FI_MR_VIRT_ADDR;
+    {
+        MatchResult m = match_hints(*cand, hints.get(), kApi);
+        InfoPtr out(m.info);
+        ASSERT_TRUE(out) << m.reason;
+        EXPECT_EQ(out->caps & FI_RMA_EVENT, 0u);
+        EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_VIRT_ADDR) << "FI_MR_RMA_EVENT without the cap";
+    }
+    hints->caps = FI_RMA | FI_RMA_EVENT;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_NE(out->caps & FI_RMA_EVENT, 0u);
+    EXPECT_NE(out->rx_attr->caps & FI_RMA_EVENT, 0u);
+    EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_RMA_EVENT | FI_MR_VIRT_ADDR);
+}
+
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
     EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA |
-                              FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                              FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                               FI_LOCAL_COMM | FI_AV_USER_ID | FI_SHARED_AV |
                               FI_TAGGED_DIRECTED_RECV | FI_TAGGED_MULTI_RECV |

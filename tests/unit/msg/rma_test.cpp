@@ -69,6 +69,11 @@ class RmaVirtTest : public RmaTest {
     int mr_mode() const override { return FI_MR_VIRT_ADDR | FI_MR_PROV_KEY; }
 };
 
+// memcmp for buffers that may be empty (an empty vector's data() may be null).
+bool same(const void *a, const void *b, size_t n) {
+    return n == 0 || std::memcmp(a, b, n) == 0;
+}
+
 const size_t kRmaSizes[] = {0, 1, 8, 100, 4000, 8192, 9000, 65536, 300000, (2 << 20) + 5};
 
 void RmaTest::round_trip_every_size() {
@@ -88,7 +93,7 @@ void RmaTest::round_trip_every_size() {
                   }),
                   0);
         expect_done(&ctx, FI_RMA | FI_WRITE);
-        ASSERT_EQ(std::memcmp(at, out.data(), n), 0);
+        ASSERT_TRUE(same(at, out.data(), n));
         EXPECT_EQ(target[31], 0xEE) << "nothing before the range";
         EXPECT_EQ(at[n], 0xEE) << "nothing after the range";
         std::vector<uint8_t> back(n + 1, 0x11);
@@ -98,7 +103,7 @@ void RmaTest::round_trip_every_size() {
                   }),
                   0);
         expect_done(&ctx, FI_RMA | FI_READ);
-        ASSERT_EQ(std::memcmp(back.data(), out.data(), n), 0);
+        ASSERT_TRUE(same(back.data(), out.data(), n));
         EXPECT_EQ(back[n], 0x11) << "the read wrote past its buffer";
     }
 }
@@ -399,6 +404,82 @@ TEST_F(RmaTest, CountersCountReadsWritesAndErrors) {
     close_side(c_);
     EXPECT_EQ(fi_close(&reads->fid), 0);
     EXPECT_EQ(fi_close(&writes->fid), 0);
+}
+
+// FI_RMA_EVENT with FI_MR_RMA_EVENT: the target counts peers' accesses on counters bound to
+// its endpoint and to the MR (which starts disabled until fi_mr_enable).
+class RmaEventTest : public RmaTest {
+  protected:
+    void adjust_hints(fi_info *h) override {
+        h->caps |= FI_RMA | FI_RMA_EVENT;
+        h->domain_attr->mr_mode = FI_MR_RMA_EVENT;
+    }
+};
+
+TEST_F(RmaEventTest, TargetCountsPeersAccesses) {
+    ASSERT_NE(info_->caps & FI_RMA_EVENT, 0u);
+    ASSERT_EQ(info_->domain_attr->mr_mode, FI_MR_RMA_EVENT);
+    fi_cntr_attr attr{};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *ep_writes = nullptr, *ep_reads = nullptr, *mr_writes = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &ep_writes, nullptr), 0);
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &ep_reads, nullptr), 0);
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &mr_writes, nullptr), 0);
+    // The target: a third endpoint with its remote-access counters.
+    fi_av_attr av_attr{};
+    ASSERT_EQ(fi_av_open(domain_, &av_attr, &c_.av, nullptr), 0);
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_TAGGED;
+    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &c_.cq, nullptr), 0);
+    ASSERT_EQ(fi_endpoint(domain_, info_, &c_.ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &ep_writes->fid, FI_REMOTE_WRITE), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &ep_reads->fid, FI_REMOTE_READ), 0);
+    ASSERT_EQ(fi_enable(c_.ep), 0);
+    size_t len = 0;
+    ASSERT_EQ(fi_getname(&c_.ep->fid, nullptr, &len), -FI_ETOOSMALL);
+    c_.name.resize(len);
+    ASSERT_EQ(fi_getname(&c_.ep->fid, c_.name.data(), &len), 0);
+    const fi_addr_t a_to_c = insert(a_, c_.name);
+
+    std::vector<uint8_t> target(200000, 0);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(domain_, target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ, 0,
+                        0x77, FI_RMA_EVENT, &mr, nullptr),
+              0);
+    mrs_.push_back(mr);
+    const auto out = pattern(100000, 3);
+    int ctx = 0;
+    // Not enabled yet: refused.
+    ASSERT_EQ(retry([&] { return fi_write(a_.ep, out.data(), 8, nullptr, a_to_c, 0, 0x77, &ctx); }), 0);
+    EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    ASSERT_EQ(fi_mr_bind(mr, &mr_writes->fid, FI_REMOTE_WRITE), 0);
+    ASSERT_EQ(fi_mr_enable(mr), 0);
+    for (size_t n : {size_t(8), out.size()}) {
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, out.data(), n, nullptr, a_to_c, 16, 0x77, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+    }
+    std::vector<uint8_t> back(64);
+    ASSERT_EQ(retry([&] { return fi_read(a_.ep, back.data(), 64, nullptr, a_to_c, 16, 0x77, &ctx); }), 0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    EXPECT_EQ(std::memcmp(back.data(), out.data(), 64), 0);
+    EXPECT_EQ(std::memcmp(target.data() + 16, out.data(), out.size()), 0);
+    // The write is acknowledged after the target counted it; a read's count follows its last
+    // bytes out: wait for it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (fi_cntr_read(ep_reads) < 1 && std::chrono::steady_clock::now() < deadline) progress_all();
+    EXPECT_EQ(fi_cntr_read(ep_writes), 2u);
+    EXPECT_EQ(fi_cntr_read(ep_reads), 1u);
+    EXPECT_EQ(fi_cntr_read(mr_writes), 2u) << "the MR's counter counts writes only";
+    EXPECT_EQ(fi_cntr_readerr(ep_writes), 0u);
+    for (fid_mr *m : mrs_) EXPECT_EQ(fi_close(&m->fid), 0);
+    mrs_.clear();
+    close_side(c_);
+    for (fid_cntr *c : {ep_writes, ep_reads, mr_writes}) EXPECT_EQ(fi_close(&c->fid), 0);
 }
 
 }  // namespace

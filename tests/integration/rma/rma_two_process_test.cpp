@@ -1,0 +1,116 @@
+// RMA between two processes (fork; a socketpair carries the names, the target's key and
+// address, and the steps' synchronisation): B registers a region, A writes every size into it
+// and reads it back, B checks the bytes; fi_writedata reaches B's CQ with the data and A's
+// fi_addr; a write B's region does not allow fails at A and leaves B's memory alone; B's
+// counters count A's accesses (FI_RMA_EVENT). Meson runs it over shared memory and over tcp on
+// loopback. Every wait is bounded.
+#include "../msg/two_process.h"
+
+#include <rdma/fi_rma.h>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace ufi::two_process;
+
+// memcmp for buffers that may be empty (an empty vector's data() may be null).
+bool same(const void *a, const void *b, size_t n) {
+    return n == 0 || std::memcmp(a, b, n) == 0;
+}
+
+constexpr size_t kMax = (2 << 20) + 5;
+constexpr uint64_t kKey = 0x1234;
+
+// Where A's accesses land in B's region: A learns it over the socket.
+struct Target {
+    uint64_t base;  // what A names the region's first byte with (address or 0)
+    uint64_t key;
+    uint64_t ro_key;  // a region B registered for FI_REMOTE_READ only
+    uint64_t ro_base;
+};
+
+int run(const char *role, int sock, bool initiator) {
+    Side s{role, sock};
+    CHECK(open_side(s, FI_RMA | FI_RMA_EVENT) == 0);
+    const bool virt = (s.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    Target t{};
+    if (!initiator) {
+        std::vector<uint8_t> region(kMax, 0xEE), ro(64, 0xA5);
+        fi_cntr_attr cattr{};
+        cattr.events = FI_CNTR_EVENTS_COMP;
+        fid_cntr *writes = nullptr, *reads = nullptr;
+        CHECK(fi_cntr_open(s.domain, &cattr, &writes, nullptr) == 0);
+        CHECK(fi_cntr_open(s.domain, &cattr, &reads, nullptr) == 0);
+        fid_mr *mr = nullptr, *mro = nullptr;
+        CHECK(fi_mr_reg(s.domain, region.data(), region.size(), FI_REMOTE_READ | FI_REMOTE_WRITE,
+                        0, kKey, 0, &mr, nullptr) == 0);
+        CHECK(fi_mr_reg(s.domain, ro.data(), ro.size(), FI_REMOTE_READ, 0, kKey + 1, 0, &mro,
+                        nullptr) == 0);
+        CHECK(fi_mr_bind(mr, &writes->fid, FI_REMOTE_WRITE) == 0);
+        CHECK(fi_mr_bind(mr, &reads->fid, FI_REMOTE_READ) == 0);
+        t = {virt ? reinterpret_cast<uint64_t>(region.data()) : 0, fi_mr_key(mr), fi_mr_key(mro),
+             virt ? reinterpret_cast<uint64_t>(ro.data()) : 0};
+        CHECK(s.io(&t, sizeof t, true));
+        // Each size: A wrote it (its completion says B has the bytes), B checks.
+        for (size_t n : kSizes) {
+            CHECK(s.sync());  // A's write completed
+            const auto want = pattern(n, static_cast<uint8_t>(n));
+            CHECK(same(region.data(), want.data(), n));
+            CHECK(n == kMax || region[n] == 0xEE);  // sizes grow: never written yet
+            CHECK(s.sync());  // A read it back
+        }
+        // fi_writedata: the entry with the data and A's address.
+        fi_cq_tagged_entry e{};
+        fi_addr_t src = FI_ADDR_NOTAVAIL;
+        CHECK(s.wait(e, &src) == 1);
+        CHECK(e.flags == (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA));
+        CHECK(e.data == 0xdada && e.len == 8 && src == s.peer);
+        CHECK(std::memcmp(region.data() + 8, "datadata", 8) == 0);
+        CHECK(s.sync());  // A's refused write completed with its error
+        for (uint8_t b : ro) CHECK(b == 0xA5);
+        // Counted: every size written once (and writedata), read once.
+        const uint64_t accesses = sizeof kSizes / sizeof kSizes[0];
+        CHECK(fi_cntr_read(writes) == accesses + 1);
+        CHECK(fi_cntr_read(reads) == accesses);
+        CHECK(s.sync());
+        fi_close(&mr->fid);
+        fi_close(&mro->fid);
+        fi_close(&writes->fid);
+        fi_close(&reads->fid);
+    } else {
+        CHECK(s.io(&t, sizeof t, false));
+        int ctx = 0;
+        fi_cq_tagged_entry e{};
+        for (size_t n : kSizes) {
+            const auto out = pattern(n, static_cast<uint8_t>(n));
+            CHECK(s.retry([&] { return fi_write(s.ep, out.data(), n, nullptr, s.peer, t.base, t.key, &ctx); }) == 0);
+            CHECK(s.wait(e) == 1 && e.flags == (FI_RMA | FI_WRITE) && e.op_context == &ctx);
+            CHECK(s.sync());
+            std::vector<uint8_t> back(n + 1, 0x11);
+            CHECK(s.retry([&] { return fi_read(s.ep, back.data(), n, nullptr, s.peer, t.base, t.key, &ctx); }) == 0);
+            CHECK(s.wait(e) == 1 && e.flags == (FI_RMA | FI_READ));
+            CHECK(same(back.data(), out.data(), n) && back[n] == 0x11);
+            CHECK(s.sync());
+        }
+        CHECK(s.retry([&] { return fi_writedata(s.ep, "datadata", 8, nullptr, 0xdada, s.peer, t.base + 8, t.key, &ctx); }) == 0);
+        CHECK(s.wait(e) == 1 && e.flags == (FI_RMA | FI_WRITE));
+        // B's read-only region refuses a write.
+        CHECK(s.retry([&] { return fi_write(s.ep, "xxxxxxxx", 8, nullptr, s.peer, t.ro_base, t.ro_key, &ctx); }) == 0);
+        CHECK(s.wait(e) == -FI_EAVAIL);
+        fi_cq_err_entry err{};
+        CHECK(fi_cq_readerr(s.cq, &err, 0) == 1 && err.err == FI_EACCES && err.op_context == &ctx);
+        CHECK(s.sync());
+        CHECK(s.sync());
+    }
+    close_side(s);
+    return 0;
+}
+
+TEST(RmaTwoProcesses, WritesReadsDataAndRefusals) {
+    const PairResult r = run_pair(run, "A", "B");
+    EXPECT_EQ(r.a, 0);
+    EXPECT_EQ(r.b, 0);
+}
+
+}  // namespace
