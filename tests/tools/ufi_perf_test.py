@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ufi_perf as a user runs it: a server and a client on 127.0.0.1, each test with --json
+"""ufi_perf as a user runs it: a server and a client on 127.0.0.1, each test (messages and RMA) with --json
 (every line one object with test, size, iters, lat_us, bw_MBps, msg_rate), the table and CSV
 forms, transports from UFI_TLS (shared memory; tcp on loopback), and bad command lines.
 Usage: ufi_perf_test.py <ufi_perf>
@@ -43,9 +43,10 @@ def pair(args, env_extra=None):
     return client.stdout
 
 
-for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw"):
+for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw", "put_lat", "put_bw", "get_lat", "get_bw"):
     for tls in ({"UFI_TLS": "shm"}, {"UFI_TLS": "tcp", "UFI_NET_DEVICES": "lo"}):
-        sizes = [0, 8, 100, 9000, 100000]
+        # put_lat polls the last byte written: it starts at 1 byte.
+        sizes = [1 if test == "put_lat" else 0, 8, 100, 9000, 100000]
         out = pair(["-t", test, "-s", ",".join(map(str, sizes)), "-n", "200", "-w", "20", "--json"], tls)
         rows = [json.loads(line) for line in out.splitlines() if line.strip()]
         if [r["size"] for r in rows] != sizes:
@@ -69,7 +70,8 @@ out = pair(["-t", "tag_bw", "-s", "1K", "-n", "100", "--csv"], {"UFI_TLS": "shm"
 if not out.startswith("test,domain,size,iters,lat_us,bw_MBps,msg_rate") or ",1024,100," not in out:
     fail("csv: " + out)
 
-for bad in (["-t", "nope"], ["-s", "abc"], ["-p", "70000"], ["-n", "0"], ["--frobnicate"]):
+for bad in (["-t", "nope"], ["-s", "abc"], ["-p", "70000"], ["-n", "0"], ["--frobnicate"],
+            ["-t", "put_lat", "-s", "0,8"]):
     r = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=10)
     if r.returncode != 2 or "usage" not in r.stderr:
         fail(f"{bad}: exit {r.returncode}, {r.stderr}")

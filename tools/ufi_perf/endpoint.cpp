@@ -10,6 +10,7 @@ namespace ufi::perf {
 
 Endpoint::~Endpoint() {
     if (ep_) fi_close(&ep_->fid);
+    if (window_mr_) fi_close(&window_mr_->fid);
     if (cq_) fi_close(&cq_->fid);
     if (av_) fi_close(&av_->fid);
     if (domain_) fi_close(&domain_->fid);
@@ -17,13 +18,13 @@ Endpoint::~Endpoint() {
     if (info_) fi_freeinfo(info_);
 }
 
-bool Endpoint::open(std::string &error) {
+bool Endpoint::open(bool rma, std::string &error) {
     fi_info *hints = fi_allocinfo();
     if (hints == nullptr) {
         error = "fi_allocinfo failed";
         return false;
     }
-    hints->caps = FI_MSG | FI_TAGGED;
+    hints->caps = FI_MSG | FI_TAGGED | (rma ? FI_RMA : 0);
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->mr_mode = 0;
@@ -49,6 +50,26 @@ bool Endpoint::open(std::string &error) {
     if (!check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)")) return false;
     if (!check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)")) return false;
     return check(fi_enable(ep_), "fi_enable");
+}
+
+bool Endpoint::register_window(size_t size, std::string &error) {
+    window_.assign(size != 0 ? size : 1, 0);
+    const int rc = fi_mr_reg(domain_, window_.data(), window_.size(), FI_REMOTE_READ | FI_REMOTE_WRITE,
+                             0, 0x75ff, 0, &window_mr_, nullptr);
+    if (rc != 0) {
+        error = std::string("fi_mr_reg: ") + fi_strerror(-rc);
+        return false;
+    }
+    return true;
+}
+
+uint64_t Endpoint::window_key() const {
+    return window_mr_ != nullptr ? fi_mr_key(window_mr_) : 0;
+}
+
+uint64_t Endpoint::window_addr() const {
+    const bool virt = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    return virt ? reinterpret_cast<uint64_t>(window_.data()) : 0;
 }
 
 std::vector<uint8_t> Endpoint::name() const {

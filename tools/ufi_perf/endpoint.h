@@ -7,6 +7,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +23,14 @@ class Endpoint {
     Endpoint(const Endpoint &) = delete;
     Endpoint &operator=(const Endpoint &) = delete;
 
-    bool open(std::string &error);
+    // `rma`: the endpoint also does RMA (FI_RMA), into a window register_window() makes.
+    bool open(bool rma, std::string &error);
+    // Registers a window of `size` bytes peers read and write (FI_REMOTE_READ |
+    // FI_REMOTE_WRITE); its key and the address peers name its first byte with.
+    bool register_window(size_t size, std::string &error);
+    uint8_t *window() { return window_.data(); }
+    uint64_t window_key() const;
+    uint64_t window_addr() const;
     std::vector<uint8_t> name() const;
     bool insert_peer(const std::vector<uint8_t> &name, std::string &error);
 
@@ -48,6 +56,8 @@ class Endpoint {
     fid_cq *cq_ = nullptr;
     fid_ep *ep_ = nullptr;
     fi_addr_t peer_ = FI_ADDR_UNSPEC;
+    std::vector<uint8_t> window_;
+    fid_mr *window_mr_ = nullptr;
     uint64_t completed_ = 0;
 };
 

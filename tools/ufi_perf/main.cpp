@@ -6,6 +6,7 @@
 #include "report.h"
 #include "runner.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -71,17 +72,28 @@ int main(int argc, char **argv) {
     }
 
     Endpoint ep;
-    if (!ep.open(error)) return fail("opening the endpoint", error);
+    if (!ep.open(is_rma(o.test), error)) return fail("opening the endpoint", error);
     std::vector<uint8_t> peer;
     if (!oob.send_blob(ep.name()) || !oob.recv_blob(peer)) {
         return fail("address exchange", "the peer left");
     }
     if (!ep.insert_peer(peer, error)) return fail("address exchange", error);
+    // RMA tests: each side's window for the largest size, and the peer's key and address.
+    RemoteWindow remote;
+    if (is_rma(o.test)) {
+        size_t max = 1;
+        for (size_t n : o.sizes) max = std::max(max, n);
+        if (!ep.register_window(max, error)) return fail("registering the window", error);
+        const RemoteWindow mine{ep.window_key(), ep.window_addr()};
+        if (!oob.send(&mine, sizeof mine) || !oob.recv(&remote, sizeof remote)) {
+            return fail("address exchange", "the peer left");
+        }
+    }
 
     if (client) print_header(o, ep.domain_name());
     for (size_t size : o.sizes) {
         Result r;
-        if (!run_size(ep, oob, o, size, client, r, error)) {
+        if (!run_size(ep, oob, o, size, client, remote, r, error)) {
             return fail(("size " + std::to_string(size)).c_str(), error);
         }
         if (client) print_result(o, ep.domain_name(), r);

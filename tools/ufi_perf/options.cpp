@@ -13,17 +13,28 @@ const char *test_name(Test t) {
         case Test::TagBw: return "tag_bw";
         case Test::MsgLat: return "msg_lat";
         case Test::MsgBw: return "msg_bw";
+        case Test::PutLat: return "put_lat";
+        case Test::PutBw: return "put_bw";
+        case Test::GetLat: return "get_lat";
+        case Test::GetBw: return "get_bw";
     }
     return "?";
 }
 
-bool is_latency(Test t) { return t == Test::TagLat || t == Test::MsgLat; }
+bool is_latency(Test t) {
+    return t == Test::TagLat || t == Test::MsgLat || t == Test::PutLat || t == Test::GetLat;
+}
+bool is_rma(Test t) {
+    return t == Test::PutLat || t == Test::PutBw || t == Test::GetLat || t == Test::GetBw;
+}
 bool is_tagged(Test t) { return t == Test::TagLat || t == Test::TagBw; }
 
 const char *usage() {
     return "usage: ufi_perf [options]           (server)\n"
            "       ufi_perf [options] SERVER    (client)\n"
-           "  -t TEST    tag_lat, tag_bw, msg_lat, msg_bw (default tag_lat)\n"
+           "  -t TEST    tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw\n"
+           "             (default tag_lat; put_lat is a ping-pong of writes polled in memory,\n"
+           "             get_lat one read at a time; the *_bw tests keep -W operations in flight)\n"
            "  -s SIZES   message sizes, comma separated, K/M/G suffixes (default 8)\n"
            "  -n ITERS   measured iterations per size (default 10000)\n"
            "  -w WARMUP  warm-up iterations per size (default 1000)\n"
@@ -96,8 +107,13 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
             else if (!std::strcmp(t, "tag_bw")) o.test = Test::TagBw;
             else if (!std::strcmp(t, "msg_lat")) o.test = Test::MsgLat;
             else if (!std::strcmp(t, "msg_bw")) o.test = Test::MsgBw;
+            else if (!std::strcmp(t, "put_lat")) o.test = Test::PutLat;
+            else if (!std::strcmp(t, "put_bw")) o.test = Test::PutBw;
+            else if (!std::strcmp(t, "get_lat")) o.test = Test::GetLat;
+            else if (!std::strcmp(t, "get_bw")) o.test = Test::GetBw;
             else {
-                error = std::string("unknown test \"") + t + "\" (tag_lat, tag_bw, msg_lat, msg_bw)";
+                error = std::string("unknown test \"") + t +
+                        "\" (tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw)";
                 return false;
             }
         } else if (!std::strcmp(a, "-s")) {
@@ -143,6 +159,14 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
     if (o.iters == 0) {
         error = "-n must be at least 1";
         return false;
+    }
+    if (o.test == Test::PutLat) {
+        for (size_t n : o.sizes) {
+            if (n == 0) {
+                error = "put_lat polls the last byte written: sizes start at 1";
+                return false;
+            }
+        }
     }
     return true;
 }

@@ -1,6 +1,7 @@
 // ufi_perf's command line, in ucx_perftest's vocabulary so the two line up:
 //   server: ufi_perf [options]            client: ufi_perf [options] SERVER
-//   -t TEST   tag_lat | tag_bw | msg_lat | msg_bw          (tag_lat)
+//   -t TEST   tag_lat | tag_bw | msg_lat | msg_bw | put_lat | put_bw | get_lat | get_bw
+//             (tag_lat)
 //   -s SIZES  message sizes, comma separated, K/M suffixes  (8)
 //   -n ITERS  measured iterations per size                  (10000; bw: messages)
 //   -w WARMUP iterations before measuring                   (1000)
@@ -17,7 +18,7 @@
 
 namespace ufi::perf {
 
-enum class Test { TagLat, TagBw, MsgLat, MsgBw };
+enum class Test { TagLat, TagBw, MsgLat, MsgBw, PutLat, PutBw, GetLat, GetBw };
 enum class Format { Table, Csv, Json };
 
 struct Options {
@@ -34,6 +35,7 @@ struct Options {
 const char *test_name(Test t);
 bool is_latency(Test t);
 bool is_tagged(Test t);
+bool is_rma(Test t);
 
 // Parses argv; false with *error (or *help for -h) when the command line is not usable.
 bool parse_options(int argc, char **argv, Options &out, std::string &error, bool &help);

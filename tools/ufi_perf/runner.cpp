@@ -141,28 +141,39 @@ bool bandwidth(Io &io, uint64_t count, uint32_t window, bool client, std::string
 
 }  // namespace
 
-bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client, Result &out,
-              std::string &error) {
+bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client,
+              const RemoteWindow &remote, Result &out, std::string &error) {
     Io io(ep, is_tagged(o.test), size);
     double seconds = 0;
     IterTimer timer;
     const bool lat = is_latency(o.test);
+    auto measure = [&](uint64_t count) {
+        if (is_rma(o.test)) {
+            return run_rma(ep, oob, o.test, size, count, o.window, client, remote, error, seconds,
+                           timer);
+        }
+        return lat ? latency(io, count, client, error, seconds, timer)
+                   : bandwidth(io, count, o.window, client, error, seconds, timer);
+    };
     // Warm-up, then the measured run, each started together.
     if (o.warmup > 0) {
         if (!oob.barrier()) return error = "the peer left", false;
-        const bool ok = lat ? latency(io, o.warmup, client, error, seconds, timer)
-                            : bandwidth(io, o.warmup, o.window, client, error, seconds, timer);
-        if (!ok) return false;
+        if (!measure(o.warmup)) return false;
     }
     if (!oob.barrier()) return error = "the peer left", false;
-    const bool ok = lat ? latency(io, o.iters, client, error, seconds, timer)
-                        : bandwidth(io, o.iters, o.window, client, error, seconds, timer);
-    if (!ok) return false;
+    if (!measure(o.iters)) return false;
     out = Result{};
     out.size = size;
     out.iters = o.iters;
     out.seconds = seconds;
-    if (lat) {
+    if (o.test == Test::GetLat) {
+        // One read is a round trip by nature: its latency is the whole of it (ucx_perftest's
+        // ucp_get reports the same).
+        out.lat_us = seconds * 1e6 / static_cast<double>(o.iters);
+        out.typical_lat_us = timer.median_seconds() * 1e6;
+        out.msg_rate = static_cast<double>(o.iters) / seconds;
+        out.bw_MBps = static_cast<double>(size) * static_cast<double>(o.iters) / seconds / (1 << 20);
+    } else if (lat) {
         out.lat_us = seconds * 1e6 / static_cast<double>(o.iters) / 2;
         out.typical_lat_us = timer.median_seconds() * 1e6 / 2;
         out.msg_rate = static_cast<double>(o.iters) * 2 / seconds;

@@ -1,8 +1,9 @@
 // The measurements: ping-pong latency (one-way = half the round trip) and windowed streaming
-// bandwidth, client and server sides, for one message size.
+// bandwidth, client and server sides, for one message size; RMA's in rma_runner.cpp.
 #pragma once
 
 #include "endpoint.h"
+#include "iter_timer.h"
 #include "options.h"
 #include "oob.h"
 
@@ -21,8 +22,19 @@ struct Result {
     double msg_rate = 0;  // messages per second
 };
 
+// The peer's RMA window (RMA tests).
+struct RemoteWindow {
+    uint64_t key = 0;
+    uint64_t addr = 0;  // what names its first byte
+};
+
 // Runs one size; the client returns the result (the server's is empty).
-bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client, Result &out,
-              std::string &error);
+bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client,
+              const RemoteWindow &remote, Result &out, std::string &error);
+
+// The RMA tests' measured loops (rma_runner.cpp): `seconds` for `count` iterations.
+bool run_rma(Endpoint &ep, Oob &oob, Test test, size_t size, uint64_t count, uint32_t window,
+             bool client, const RemoteWindow &remote, std::string &error, double &seconds,
+             IterTimer &timer);
 
 }  // namespace ufi::perf
