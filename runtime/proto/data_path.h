@@ -397,7 +397,19 @@ class DataPath {
     void handle_rma_ack(const uint8_t *data, size_t length) noexcept;
     // An RMA record reached its end: the response sent (kReadResp), or the operation done.
     void finish_rma(SendReq *r, int error) noexcept;
-    void send_read_error(Peer &p, uint64_t id, int status) noexcept;
+    // RMA_READ_RESP without data: an error (status < 0), or a zero-copy read's end (offset).
+    void send_read_answer(Peer &p, uint64_t id, int status, uint64_t offset) noexcept;
+    // A peer's write is in place (its last fragment, or its gets): counters, remote CQ data.
+    void target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
+                           uint32_t flags, uint64_t data) noexcept;
+    // Zero copy (wire::kRmaZcopy). Initiator: registers r's buffers on the peer's zero-copy
+    // transport and sends the one request; UCS_ERR_UNSUPPORTED when it cannot (the AM path
+    // then carries it). Target: the access checked, gets (a write) or puts (a read) between
+    // the initiator's buffers and `where`; their end answers the initiator.
+    transports::Status send_rma_zcopy(Peer &p, SendReq &r) noexcept;
+    void start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const wire::RmaSeg *segs,
+                         const IovList &where, const uint8_t *section, size_t len) noexcept;
+    void rma_zcopy_done(SendReq *r) noexcept;
 
     // --- Completions ---
     struct Completion {

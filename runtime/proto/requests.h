@@ -172,7 +172,8 @@ enum class SendOp : uint8_t {
     kMessage,   // fi_send*, fi_tsend*, fi_inject*
     kWrite,     // fi_write*, fi_inject_write*: RMA_WRITE fragments, done on RMA_ACK
     kRead,      // fi_read*: RMA_READ_REQ, done when RMA_READ_RESP brought every byte
-    kReadResp,  // the target's answer to a peer's read
+    kReadResp,  // the target's answer to a peer's read (zero copy: its puts)
+    kWriteTarget,  // the target's zero-copy read of a peer's write (its gets)
 };
 
 // A send (fi_send*, fi_tsend*, fi_inject*) or RMA not yet handed to the transport in full.

@@ -7,6 +7,12 @@
 //
 // A write completes when the target acknowledged its last fragment (the data is in place:
 // delivery complete, whatever level was asked), a read when its last bytes arrived.
+//
+// From the peer's rendezvous threshold on, where a zero-copy transport joins the two (cma
+// here, RDMA elsewhere; tcp for reads), the initiator registers its buffers and sends one
+// request naming them; the target checks the access as always, then moves the bytes itself
+// (get_zcopy for a write, put_zcopy for a read), counts it and answers. Target-driven, so the
+// target's protection and FI_RMA_EVENT counting hold, and no key cache is needed.
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
@@ -20,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <string>
 
 namespace ufi::runtime::proto {
 
@@ -57,6 +64,18 @@ struct ResponseFrag {
     size_t len;
 };
 
+// A message built in a vector (the AM id is not in it).
+size_t pack_vector(void *dest, void *arg) {
+    const auto *m = static_cast<const std::vector<uint8_t> *>(arg);
+    std::memcpy(dest, m->data(), m->size());
+    return m->size();
+}
+
+void put(std::vector<uint8_t> &m, const void *p, size_t n) {
+    const auto *b = static_cast<const uint8_t *>(p);
+    m.insert(m.end(), b, b + n);
+}
+
 size_t pack_response(void *dest, void *arg) {
     const auto *a = static_cast<const ResponseFrag *>(arg);
     auto *d = static_cast<uint8_t *>(dest);
@@ -87,6 +106,8 @@ bool parse_request(const uint8_t *data, size_t length, RequestView &v) {
     std::memcpy(v.segs, data + sizeof v.h, seg_bytes);
     v.payload = data + sizeof v.h + seg_bytes;
     v.len = length - sizeof v.h - seg_bytes;
+    // Zero copy: the payload names the initiator's buffers (start_rma_zcopy checks it).
+    if (v.h.flags & wire::kRmaZcopy) return v.h.offset == 0;
     return v.h.offset <= v.h.total && v.len <= v.h.total - v.h.offset;
 }
 
@@ -192,6 +213,19 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
     // under us (finish_send_rndv() marks it done instead).
     r.announcing = true;
     tx::Status s = tx::kOk;
+    if (!r.started && total != 0 && total >= p.rndv_thresh) {
+        s = send_rma_zcopy(p, r);
+        if (s == tx::kOk) {
+            r.started = true;
+            r.offset = total;
+        }
+        if (s != UCS_ERR_UNSUPPORTED) {
+            r.announcing = false;
+            if (s != tx::kOk) return s;
+            return r.done ? tx::kOk : kHandedOff;
+        }
+        s = tx::kOk;  // no zero copy to this peer: active messages
+    }
     const wire::RmaHdr base{p.remote_idx,
                             r.rma_flags,
                             r.rndv_slot,
@@ -223,7 +257,9 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
 }
 
 void DataPath::finish_rma(SendReq *r, int error) noexcept {
-    if (r->op == SendOp::kReadResp) {
+    if (r->op == SendOp::kWriteTarget) {
+        // The target's zero-copy side of a peer's write: counted and answered already.
+    } else if (r->op == SendOp::kReadResp) {
         // The target's side of a peer's read: counted once its bytes went.
         if (error == 0) {
             for (const wire::RmaSeg &s : r->rma) {
@@ -298,6 +334,11 @@ void DataPath::handle_rma_read_resp(const uint8_t *data, size_t length) noexcept
         finish_send_rndv(r);
         return;
     }
+    if (r->rndv_protocol == wire::kRndvPut && len == 0 && h.offset == r->iov.total) {
+        r->rma_received = r->iov.total;  // the target wrote it all (zero copy)
+        finish_send_rndv(r);
+        return;
+    }
     if (h.offset != r->rma_received || len > r->iov.total - r->rma_received) {
         ++stats_.dropped_malformed;
         return;
@@ -363,6 +404,21 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
         return;
     }
     Peer &p = *peers_[v.h.src];
+    if (v.h.flags & wire::kRmaZcopy) {
+        if (v.h.offset != 0) {
+            ++stats_.dropped_malformed;
+            return;
+        }
+        IovList where;
+        const int status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, true, where);
+        if (status != 0) {
+            ++stats_.rma_refused;
+            send_ack(p, wire::kAmRmaAck, v.h.id, status);
+            return;
+        }
+        start_rma_zcopy(p, SendOp::kWriteTarget, v.h, v.segs, where, v.payload, v.len);
+        return;
+    }
     const bool first = v.h.offset == 0;
     if (!first && (p.rma_in_id == 0 || v.h.id != p.rma_in_id)) {  // of no write in progress
         ++stats_.dropped_malformed;
@@ -379,31 +435,34 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
     p.rma_in_status = status;
     if (v.h.offset + v.len != v.h.total) return;  // more fragments follow
     p.rma_in_id = 0;
-    if (status == 0) {
-        for (uint32_t i = 0; i < v.h.segments; ++i) {
-            mr::count_remote_access(cfg_.domain, v.segs[i].key, FI_REMOTE_WRITE, v.segs[i].len);
-        }
-        if (cfg_.rem_write_cntr != nullptr) cntr::on_completion(cfg_.rem_write_cntr, v.h.total);
-        if ((v.h.flags & wire::kRmaHasData) && cfg_.rx_cq != nullptr) {
-            // fi_writedata: the data reaches the target's CQ (no receive buffer is consumed:
-            // ufi does not require FI_RX_CQ_DATA).
-            Completion c{};
-            c.cq = cfg_.rx_cq;
-            c.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
-            c.len = v.h.total;
-            c.data = v.h.data;
-            c.src = source_of(p);
-            write_completion(c);
-        }
-    }
+    if (status == 0) target_write_done(p, v.segs, v.h.segments, v.h.total, v.h.flags, v.h.data);
     send_ack(p, wire::kAmRmaAck, v.h.id, status);
 }
 
-void DataPath::send_read_error(Peer &p, uint64_t id, int status) noexcept {
+void DataPath::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
+                                 uint32_t flags, uint64_t data) noexcept {
+    for (size_t i = 0; i < nsegs; ++i) {
+        mr::count_remote_access(cfg_.domain, segs[i].key, FI_REMOTE_WRITE, segs[i].len);
+    }
+    if (cfg_.rem_write_cntr != nullptr) cntr::on_completion(cfg_.rem_write_cntr, total);
+    if ((flags & wire::kRmaHasData) && cfg_.rx_cq != nullptr) {
+        // fi_writedata: the data reaches the target's CQ (no receive buffer is consumed: ufi
+        // does not require FI_RX_CQ_DATA).
+        Completion c{};
+        c.cq = cfg_.rx_cq;
+        c.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+        c.len = total;
+        c.data = data;
+        c.src = source_of(p);
+        write_completion(c);
+    }
+}
+
+void DataPath::send_read_answer(Peer &p, uint64_t id, int status, uint64_t offset) noexcept {
     try {
         std::vector<uint8_t> m(1 + sizeof(wire::RmaRespHdr));
         m[0] = wire::kAmRmaReadResp;
-        const wire::RmaRespHdr h{p.remote_idx, status, id, 0};
+        const wire::RmaRespHdr h{p.remote_idx, status, id, offset};
         std::memcpy(m.data() + 1, &h, sizeof h);
         send_ctrl(p, std::move(m));
     } catch (const std::bad_alloc &) {
@@ -413,7 +472,8 @@ void DataPath::send_read_error(Peer &p, uint64_t id, int status) noexcept {
 
 void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept {
     RequestView v;
-    if (!parse_request(data, length, v) || v.len != 0 || v.h.offset != 0) {
+    if (!parse_request(data, length, v) || v.h.offset != 0 ||
+        (v.len != 0 && !(v.h.flags & wire::kRmaZcopy))) {
         ++stats_.dropped_malformed;
         return;
     }
@@ -426,7 +486,11 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
     const int status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);
     if (status != 0) {
         ++stats_.rma_refused;
-        send_read_error(p, v.h.id, status);
+        send_read_answer(p, v.h.id, status, 0);
+        return;
+    }
+    if (v.h.flags & wire::kRmaZcopy) {
+        start_rma_zcopy(p, SendOp::kReadResp, v.h, v.segs, where, v.payload, v.len);
         return;
     }
     SendReq *r;
@@ -434,7 +498,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
         r = send_pool_.get();
         r->rma.assign(v.segs, v.segs + v.h.segments);
     } catch (const std::bad_alloc &) {
-        send_read_error(p, v.h.id, -FI_ENOMEM);
+        send_read_answer(p, v.h.id, -FI_ENOMEM, 0);
         return;
     }
     r->op = SendOp::kReadResp;
@@ -463,6 +527,157 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
     }
     p.queue.push_back(r);  // behind what this side sends the peer already, in order
     mark_busy(p);
+}
+
+// ---------------------------------------------------------------------------------------
+// Zero copy
+
+tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
+    if (p.rma_iface == SIZE_MAX) return UCS_ERR_UNSUPPORTED;
+    const std::string &tl = worker_->ifaces()[p.rma_iface]->resource->tl;
+    // The target gets a write from our buffers, and puts a read into them.
+    const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
+    const tx::OpenIface *oi = rma_iface(tl, kind);
+    if (oi == nullptr || (tl == "cma" && !tx::cross_process_copy_permitted()) ||
+        r.iov.count > wire::kMaxRndvSegments) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (r.regions.empty() && !register_buffers(*oi, r.iov, r.iov.total, r.regions)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    try {
+        std::vector<uint8_t> keys, one;
+        std::vector<wire::Segment> segs;
+        uint16_t rkey_len = 0;
+        for (size_t i = 0; i < r.iov.count; ++i) {
+            if (r.iov.v[i].len == 0) continue;
+            if (r.regions[i].pack(one) != UCS_OK) return UCS_ERR_UNSUPPORTED;
+            rkey_len = static_cast<uint16_t>(one.size());
+            keys.insert(keys.end(), one.begin(), one.end());
+            segs.push_back({reinterpret_cast<uint64_t>(r.iov.v[i].base), r.iov.v[i].len});
+        }
+        const wire::RmaHdr h{p.remote_idx,
+                             r.rma_flags | wire::kRmaZcopy,
+                             r.rndv_slot,
+                             r.iov.total,
+                             0,
+                             r.rma_data,
+                             static_cast<uint32_t>(r.rma.size()),
+                             0};
+        const wire::RmaZcopyHdr z{static_cast<uint8_t>(segs.size()),
+                                  static_cast<uint8_t>(tl.size()), rkey_len, 0};
+        std::vector<uint8_t> m;
+        m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z +
+                  segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
+        put(m, &h, sizeof h);
+        put(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
+        put(m, &z, sizeof z);
+        put(m, segs.data(), segs.size() * sizeof(wire::Segment));
+        put(m, tl.data(), tl.size());
+        put(m, keys.data(), keys.size());
+        if (m.size() > p.lane.max_bcopy() || tl.size() > 255) return UCS_ERR_UNSUPPORTED;
+        // The read's answer comes without data (rma_zcopy_done's offset == total).
+        r.rndv_protocol = r.op == SendOp::kRead ? wire::kRndvPut : wire::kRndvGet;
+        const uint8_t id = r.op == SendOp::kWrite ? wire::kAmRmaWrite : wire::kAmRmaReadReq;
+        return status_of_bcopy(p.lane.send_bcopy(id, pack_vector, &m));
+    } catch (const std::bad_alloc &) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+}
+
+void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const wire::RmaSeg *segs,
+                               const IovList &where, const uint8_t *section, size_t len) noexcept {
+    const bool write = op == SendOp::kWriteTarget;
+    auto answer = [&](int status) {
+        if (write) send_ack(p, wire::kAmRmaAck, h.id, status);
+        else send_read_answer(p, h.id, status, 0);
+    };
+    // The initiator's buffers: RmaZcopyHdr, segments, transport name, rkeys.
+    wire::RmaZcopyHdr z;
+    if (len < sizeof z) {
+        ++stats_.dropped_malformed;
+        return answer(-FI_EINVAL);
+    }
+    std::memcpy(&z, section, sizeof z);
+    const size_t need = sizeof z + size_t{z.segments} * (sizeof(wire::Segment) + z.rkey_len) + z.tl_len;
+    if (len != need || z.segments == 0 || z.segments > wire::kMaxRndvSegments || z.tl_len == 0) {
+        ++stats_.dropped_malformed;
+        return answer(-FI_EINVAL);
+    }
+    SendReq *t = nullptr;
+    bool ok = false;
+    try {
+        t = send_pool_.get();
+        const uint8_t *at = section + sizeof z;
+        t->remote.resize(z.segments);
+        std::memcpy(t->remote.data(), at, z.segments * sizeof(wire::Segment));
+        at += z.segments * sizeof(wire::Segment);
+        const std::string tl(reinterpret_cast<const char *>(at), z.tl_len);
+        at += z.tl_len;
+        uint64_t sum = 0;
+        bool sane = true;
+        for (const wire::Segment &sg : t->remote) {
+            sane = sane && sg.len != 0 && sg.len <= h.total - sum;
+            if (sane) sum += sg.len;
+        }
+        RtsInfo keys;
+        keys.segments = t->remote;
+        keys.rkey_len = z.rkey_len;
+        keys.rkeys.assign(at, section + len);
+        t->rma.assign(segs, segs + h.segments);
+        t->iov.assign(where);
+        const tx::RmaKind kind = write ? tx::RmaKind::kGet : tx::RmaKind::kPut;
+        ok = sane && sum == h.total && open_rma(p, tl, kind) && unpack_keys(p, keys, t->keys) &&
+             (!p.rma.iface().md_needs_memh ||
+              register_buffers(p.rma.iface(), t->iov, h.total, t->regions)) &&
+             take_send_slot(*t);  // failures (fail_rndv) find it there
+    } catch (const std::bad_alloc &) {
+        ok = false;
+    }
+    if (!ok) {
+        UFI_LOG_INFO(Subsys::EpData, "RMA from {}: cannot move it zero copy",
+                     tx::address::describe(p.address));
+        if (t != nullptr) {
+            release_send_slot(*t);
+            t->rma.clear();
+            send_pool_.put(t);
+        }
+        return answer(-FI_EIO);
+    }
+    t->op = op;
+    t->peer = p.local_idx;
+    t->peer_id = h.id;
+    t->rma_flags = h.flags;
+    t->rma_data = h.data;
+    t->context = nullptr;
+    t->completion = false;
+    t->length = h.total;
+    t->offset = 0;
+    t->status = 0;
+    t->started = true;
+    t->done = false;
+    t->announcing = false;
+    t->recv_id = 1;  // operations in flight: a failure waits for their completions
+    t->comp.uct.count = 0;
+    t->comp.owner = this;
+    t->comp.req = t;
+    issue_puts(t);  // gets for kWriteTarget
+}
+
+void DataPath::rma_zcopy_done(SendReq *r) noexcept {
+    Peer &p = *peers_[r->peer];
+    if (r->op == SendOp::kWriteTarget) {
+        if (r->status == 0) {
+            target_write_done(p, r->rma.data(), r->rma.size(), r->length, r->rma_flags,
+                              r->rma_data);
+        }
+        send_ack(p, wire::kAmRmaAck, r->peer_id, r->status);
+    } else {
+        // Written with puts that completed (tcp: acknowledged), so the data is in place when
+        // the answer arrives.
+        send_read_answer(p, r->peer_id, r->status, r->status == 0 ? r->length : 0);
+    }
+    finish_send_rndv(r);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -763,6 +763,9 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
 
 void DataPath::issue_puts(SendReq *r) noexcept {
     Peer &p = *peers_[r->peer];
+    // An RMA target reading a peer's zero-copy write gets instead (rma.cpp).
+    const bool get = r->op == SendOp::kWriteTarget;
+    const tx::RmaKind kind = get ? tx::RmaKind::kGet : tx::RmaKind::kPut;
     r->comp.uct.func = [](uct_completion_t *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *sr = static_cast<SendReq *>(rc->req);
@@ -770,8 +773,8 @@ void DataPath::issue_puts(SendReq *r) noexcept {
         rc->owner->puts_done(sr);
     };
     ++r->comp.uct.count;  // held until every put is issued
-    const size_t max_iov = std::max<size_t>(1, std::min(p.rma.max_iov(tx::RmaKind::kPut), kMaxIov));
-    const size_t max_len = p.rma.max_put();
+    const size_t max_iov = std::max<size_t>(1, std::min(p.rma.max_iov(kind), kMaxIov));
+    const size_t max_len = get ? p.rma.max_get() : p.rma.max_put();
     size_t local = r->offset;
     size_t seg_start = 0;
     for (size_t k = 0; k < r->remote.size() && local < r->length; ++k) {
@@ -782,8 +785,9 @@ void DataPath::issue_puts(SendReq *r) noexcept {
             size_t n = 0;
             const size_t want = std::min(seg_end - local, max_len);
             const size_t got = slice(r->iov, local, want, r->regions, iov, max_iov, n);
-            const tx::Status s =
-                p.rma.put(iov, n, seg.addr + (local - seg_start), r->keys[k].rkey(), &r->comp.uct);
+            const uint64_t remote_addr = seg.addr + (local - seg_start);
+            const tx::Status s = get ? p.rma.get(iov, n, remote_addr, r->keys[k].rkey(), &r->comp.uct)
+                                     : p.rma.put(iov, n, remote_addr, r->keys[k].rkey(), &r->comp.uct);
             if (s == tx::kNoResource) {
                 r->offset = local;
                 try {
@@ -798,8 +802,9 @@ void DataPath::issue_puts(SendReq *r) noexcept {
             if (s == tx::kInProgress) {
                 ++r->comp.uct.count;
             } else if (s != tx::kOk) {
-                UFI_LOG_INFO(Subsys::EpData, "rendezvous to {}: put failed: {}",
-                             tx::address::describe(p.address), tx::to_string(s));
+                UFI_LOG_INFO(Subsys::EpData, "zero copy with {}: {} failed: {}",
+                             tx::address::describe(p.address), get ? "get" : "put",
+                             tx::to_string(s));
                 r->status = fi_errno_of(s);
                 r->offset = r->length;
                 if (--r->comp.uct.count == 0) puts_done(r);
@@ -815,6 +820,10 @@ void DataPath::issue_puts(SendReq *r) noexcept {
 
 void DataPath::puts_done(SendReq *r) noexcept {
     if (r->offset < r->length && r->status == 0) return;  // progress issues the rest
+    if (r->op != SendOp::kMessage) {
+        rma_zcopy_done(r);
+        return;
+    }
     Peer &p = *peers_[r->peer];
     // The puts completed (tcp: the receiver acknowledged them), so the data is in place when
     // ATP arrives, whatever lane it takes.

@@ -45,6 +45,8 @@
 //   RMA_READ_REQ   RmaHdr RmaSeg[segments] (offset 0, no payload)
 //   RMA_READ_RESP  RmaRespHdr payload: the bytes at `offset`; status < 0 ends the read
 //   RMA_ACK        AckHdr (id: the initiator's) with the write's status
+// Large ones go zero copy where a transport can (kRmaZcopy): the target moves the bytes between
+// the initiator's registered buffers and its own memory itself, after the same check.
 #pragma once
 
 #include <cstddef>
@@ -220,6 +222,12 @@ inline constexpr size_t kMaxRmaSegments = 16;
 
 enum RmaFlags : uint32_t {
     kRmaHasData = 1u << 0,  // RMA_WRITE: `data` is remote CQ data for the target's CQ
+    // Zero copy, moved by the target over the transport RmaZcopyHdr names: RMA_WRITE (one
+    // message, offset 0, no data) has the target read the initiator's buffers (get_zcopy, e.g.
+    // cma) and answer RMA_ACK; RMA_READ_REQ has it write them (put_zcopy: cma, tcp) and answer
+    // RMA_READ_RESP with offset == total and no data. The target still checks the access
+    // against its key table first, and counts it.
+    kRmaZcopy = 1u << 1,
 };
 
 struct RmaHdr {
@@ -240,6 +248,16 @@ struct RmaSeg {
     uint64_t len;
 };
 static_assert(sizeof(RmaSeg) == 24);
+
+// kRmaZcopy: after the RmaSeg entries, the initiator's buffers: RmaZcopyHdr, Segment[segments],
+// the transport's name (tl_len bytes), then each segment's packed rkey (rkey_len bytes each).
+struct RmaZcopyHdr {
+    uint8_t segments;
+    uint8_t tl_len;
+    uint16_t rkey_len;
+    uint32_t reserved;
+};
+static_assert(sizeof(RmaZcopyHdr) == 8);
 
 struct RmaRespHdr {
     uint32_t src;
