@@ -148,7 +148,9 @@ void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access
     MrState *state = mr_state_of(domain);
     if (state == nullptr) return;
     state->keys.visit(key, [&](Mr *mr) {
-        if (mr == nullptr) return 0;
+        if (mr == nullptr || (mr->counted_access.load(std::memory_order_acquire) & access) == 0) {
+            return 0;
+        }
         std::lock_guard<std::mutex> lock(mr->mutex);  // against fi_mr_bind
         for (const Mr::CounterBinding &b : mr->counters) {
             if (b.flags & access) cntr::on_completion(b.cntr, bytes);

@@ -81,6 +81,8 @@ struct Mr : fid_mr {
         std::uint64_t flags = 0;  // FI_REMOTE_WRITE | FI_REMOTE_READ
     };
     std::vector<CounterBinding> counters;
+    // The flags of `counters`, OR-ed: a peer's access to an MR nobody counts takes no lock.
+    std::atomic<std::uint64_t> counted_access{0};
     ep::Endpoint *endpoint = nullptr;
 
     // Authorization: the classic per-MR key (empty: the domain's), or on FI_AV_AUTH_KEY

@@ -5,6 +5,7 @@
 #include "runtime/log/log.h"
 #include "transports/resource.h"
 
+#include <atomic>
 #include <new>
 
 namespace ufi::runtime::mr {
@@ -55,16 +56,20 @@ MrState::~MrState() {
 
 MrState *mr_state_of(Domain *domain) noexcept {
     if (domain == nullptr) return nullptr;
+    // Made once per domain, then read on every peer's RMA access: no lock once it exists.
+    std::atomic_ref<void *> state(domain->mr_state.state);
+    if (void *made = state.load(std::memory_order_acquire)) return static_cast<MrState *>(made);
     std::lock_guard<std::mutex> lock(domain->mutex);
-    if (domain->mr_state.state == nullptr) {
+    if (state.load(std::memory_order_relaxed) == nullptr) {
         try {
-            domain->mr_state.state = new MrState(*domain);
+            auto *fresh = new MrState(*domain);
             domain->mr_state.destroy = destroy_state;
+            state.store(fresh, std::memory_order_release);
         } catch (const std::exception &) {
             return nullptr;
         }
     }
-    return static_cast<MrState *>(domain->mr_state.state);
+    return static_cast<MrState *>(state.load(std::memory_order_relaxed));
 }
 
 }  // namespace ufi::runtime::mr

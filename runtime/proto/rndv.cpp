@@ -333,11 +333,24 @@ void DataPath::send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept {
 }
 
 void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    const wire::AckHdr a{p.remote_idx, status, which};
+    if (p.ctrl.empty() && sizeof a <= p.lane.max_short()) {
+        // One short message (no queue, no allocation): UCT's 8-byte header is the header's
+        // first half.
+        uint64_t head;
+        std::memcpy(&head, &a, sizeof head);
+        const tx::Status s = p.lane.send_short(id, head, &a.id, sizeof a.id);
+        if (s == tx::kOk) return;
+        if (s != tx::kNoResource) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
     try {
         std::vector<uint8_t> m;
         m.reserve(1 + sizeof(wire::AckHdr));
         m.push_back(id);
-        const wire::AckHdr a{p.remote_idx, status, which};
         put(m, &a, sizeof a);
         send_ctrl(p, std::move(m));
     } catch (const std::bad_alloc &) {
