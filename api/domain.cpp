@@ -1,4 +1,5 @@
 // fi_domain / fi_domain2 and the domain's ops tables.
+#include "api/ep_data.h"
 #include "api/export.h"
 #include "api/objects.h"
 #include "runtime/domain.h"
@@ -56,9 +57,6 @@ int scalable_ep(fid_domain *, fi_info *, fid_ep **, void *) { return not_yet("fi
 int poll_open(fid_domain *, fi_poll_attr *, fid_poll **) { return not_yet("fi_poll_open"); }
 int stx_ctx(fid_domain *, fi_tx_attr *, fid_stx **, void *) { return not_yet("fi_stx_context"); }
 int srx_ctx(fid_domain *, fi_rx_attr *, fid_ep **, void *) { return not_yet("fi_srx_context"); }
-int query_atomic(fid_domain *, fi_datatype, fi_op, fi_atomic_attr *, uint64_t) {
-    return not_yet("fi_query_atomic");
-}
 int query_collective(fid_domain *, fi_collective_op, fi_collective_attr *, uint64_t) {
     return not_yet("fi_query_collective");
 }

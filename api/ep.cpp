@@ -225,23 +225,6 @@ fi_ops_cm g_ep_cm_ops = {
 
 // ---- data-transfer tables without a data path yet (fi_msg/fi_tagged/fi_rma: api/ep_data.h) ----
 
-fi_ops_atomic g_ep_atomic_ops = {
-    .size = sizeof(fi_ops_atomic),
-    .write = UFI_NOT_YET(fi_ops_atomic, write),
-    .writev = UFI_NOT_YET(fi_ops_atomic, writev),
-    .writemsg = UFI_NOT_YET(fi_ops_atomic, writemsg),
-    .inject = UFI_NOT_YET(fi_ops_atomic, inject),
-    .readwrite = UFI_NOT_YET(fi_ops_atomic, readwrite),
-    .readwritev = UFI_NOT_YET(fi_ops_atomic, readwritev),
-    .readwritemsg = UFI_NOT_YET(fi_ops_atomic, readwritemsg),
-    .compwrite = UFI_NOT_YET(fi_ops_atomic, compwrite),
-    .compwritev = UFI_NOT_YET(fi_ops_atomic, compwritev),
-    .compwritemsg = UFI_NOT_YET(fi_ops_atomic, compwritemsg),
-    .writevalid = UFI_NOT_YET(fi_ops_atomic, writevalid),
-    .readwritevalid = UFI_NOT_YET(fi_ops_atomic, readwritevalid),
-    .compwritevalid = UFI_NOT_YET(fi_ops_atomic, compwritevalid),
-};
-
 fi_ops_collective g_ep_collective_ops = {
     .size = sizeof(fi_ops_collective),
     .barrier = UFI_NOT_YET(fi_ops_collective, barrier),

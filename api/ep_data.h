@@ -1,5 +1,5 @@
 // The endpoint's data-transfer tables that have a data path: fi_msg and fi_tagged
-// (api/ep_data.cpp), fi_rma (api/ep_rma.cpp). api/ep.cpp installs them on every endpoint;
+// (api/ep_data.cpp), fi_rma (api/ep_rma.cpp), fi_atomic (api/ep_atomic.cpp). api/ep.cpp installs them on every endpoint;
 // before fi_enable they return -FI_EOPBADSTATE. The helpers below are what their calls share.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include "runtime/lock.h"
 #include "runtime/proto/data_path.h"
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
@@ -19,6 +20,11 @@ namespace ufi::api {
 extern fi_ops_msg g_ep_msg_ops;
 extern fi_ops_tagged g_ep_tagged_ops;
 extern fi_ops_rma g_ep_rma_ops;
+extern fi_ops_atomic g_ep_atomic_ops;
+
+// fi_query_atomic (api/ep_atomic.cpp; the domain's ops table calls it).
+int query_atomic(fid_domain *domain, fi_datatype datatype, fi_op op, fi_atomic_attr *attr,
+                 uint64_t flags);
 
 // An iovec list within the endpoint's iov_limit (and kMaxIov): 0 or -FI_EINVAL.
 int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,

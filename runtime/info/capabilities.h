@@ -12,12 +12,12 @@
 namespace ufi::runtime::info {
 
 // Primary capabilities with a working data path: messages and tagged messages, with directed
-// receive (Open MPI's OFI MTL requires it; it costs no tag bits), and RMA (reads and writes,
-// executed by the target over active messages: docs/rma.md). Atomics arrive with their issue.
+// receive (Open MPI's OFI MTL requires it; it costs no tag bits), RMA (reads and writes) and
+// atomics (every op on every datatype), executed by the target: docs/rma.md.
 // FI_REMOTE_CQ_DATA: 8 bytes of remote CQ data with every message and fi_writedata.
 inline constexpr uint64_t kPrimaryCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
-                                         FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA | FI_RMA | FI_READ |
-                                         FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+                                         FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA | FI_RMA | FI_ATOMIC |
+                                         FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 // Secondary capabilities of every domain: completions report the sender (FI_SOURCE; returned
 // only when asked for, as fi_getinfo(3) says); multi-receive buffers for untagged messages

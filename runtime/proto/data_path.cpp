@@ -81,6 +81,8 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             {wire::kAmRmaReadReq, &DataPath::am_rma_read_req},
             {wire::kAmRmaReadResp, &DataPath::am_rma_read_resp},
             {wire::kAmRmaAck, &DataPath::am_rma_ack},
+            {wire::kAmAtomic, &DataPath::am_atomic},
+            {wire::kAmAtomicResp, &DataPath::am_atomic_resp},
         };
         for (const Handler &h : handlers) {
             const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
@@ -236,6 +238,8 @@ bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept 
         case wire::kAmRmaReadReq: handle_rma_read_req(d, length); return true;
         case wire::kAmRmaReadResp: handle_rma_read_resp(d, length); return true;
         case wire::kAmRmaAck: handle_rma_ack(d, length); return true;
+        case wire::kAmAtomic: handle_atomic(d, length); return true;
+        case wire::kAmAtomicResp: handle_atomic_resp(d, length); return true;
         default: return false;
     }
 }

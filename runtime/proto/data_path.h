@@ -159,6 +159,15 @@ class DataPath {
     // -FI_EMSGSIZE, or the peer's error. Access errors come back as error completions.
     ssize_t rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
                 fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept;
+    // fi_atomic* (kind kWrite), fi_fetch_atomic* (kFetch), fi_compare_atomic* (kCompare) in
+    // atomic.cpp: `op` on `count` elements of `datatype` at the peer's `segs` (byte lengths),
+    // with `operand` and `compare` (copied at the call); the old values land in `result`.
+    // 0, -FI_EAGAIN, -FI_EINVAL, -FI_EOPNOTSUPP (op and datatype do not go together), or the
+    // peer's error. Access errors come back as error completions.
+    ssize_t atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
+                   const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
+                   size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
+                   uint64_t data) noexcept;
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
@@ -410,6 +419,12 @@ class DataPath {
     void start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const wire::RmaSeg *segs,
                          const IovList &where, const uint8_t *section, size_t len) noexcept;
     void rma_zcopy_done(SendReq *r) noexcept;
+    // Atomics (atomic.cpp): the request, the target's execution, the initiator's answer.
+    transports::Status push_atomic(Peer &p, SendReq &r) noexcept;
+    void handle_atomic(const uint8_t *data, size_t length) noexcept;
+    void handle_atomic_resp(const uint8_t *data, size_t length) noexcept;
+    void send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_t *result,
+                            size_t len) noexcept;
 
     // --- Completions ---
     struct Completion {
@@ -441,6 +456,8 @@ class DataPath {
     static ucs_status_t am_rma_read_req(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_rma_read_resp(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_rma_ack(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_atomic(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_atomic_resp(void *arg, void *data, size_t length, unsigned flags);
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;

@@ -174,6 +174,7 @@ enum class SendOp : uint8_t {
     kRead,      // fi_read*: RMA_READ_REQ, done when RMA_READ_RESP brought every byte
     kReadResp,  // the target's answer to a peer's read (zero copy: its puts)
     kWriteTarget,  // the target's zero-copy read of a peer's write (its gets)
+    kAtomic,    // fi_atomic*, fi_fetch_atomic*, fi_compare_atomic*: ATOMIC, done on ATOMIC_RESP
 };
 
 // A send (fi_send*, fi_tsend*, fi_inject*) or RMA not yet handed to the transport in full.
@@ -207,6 +208,13 @@ struct SendReq {
     uint64_t rma_received = 0;      // kRead: bytes arrived so far
     uint64_t peer_id = 0;           // kReadResp: the initiator's id for the read
     uint64_t rma_key = 0;           // kReadResp: the key read (its counters count it)
+    // kAtomic: the op, datatype, call family (atomics::Kind) and elements; `copy` holds the
+    // operand then the compare values; the old values land in `result`.
+    uint8_t atomic_op = 0;
+    uint8_t atomic_datatype = 0;
+    uint8_t atomic_kind = 0;
+    uint32_t atomic_count = 0;
+    IovList result;
 
     // Rendezvous (rndv.cpp): announced by RTS, finished by ATS (GET), by the sender's own
     // puts (PUT) or by streaming RNDV_DATA (AM) after RTR.

@@ -192,6 +192,7 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
 }
 
 tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
+    if (r.op == SendOp::kAtomic) return push_atomic(p, r);
     const size_t total = r.iov.total;
     if (r.op == SendOp::kReadResp) {
         const size_t room = p.lane.max_bcopy() - sizeof(wire::RmaRespHdr);
@@ -213,11 +214,14 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
     // under us (finish_send_rndv() marks it done instead).
     r.announcing = true;
     tx::Status s = tx::kOk;
+    // The request is marked sent before the call: over `self` the answer arrives inside it.
     if (!r.started && total != 0 && total >= p.rndv_thresh) {
+        r.started = true;
+        r.offset = total;
         s = send_rma_zcopy(p, r);
-        if (s == tx::kOk) {
-            r.started = true;
-            r.offset = total;
+        if (s != tx::kOk) {
+            r.started = false;
+            r.offset = 0;
         }
         if (s != UCS_ERR_UNSUPPORTED) {
             r.announcing = false;
@@ -237,18 +241,24 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
     if (r.op == SendOp::kRead) {
         if (!r.started) {
             RequestFrag a{base, &r.rma, &r.iov, 0, 0};
+            r.started = true;
             s = status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaReadReq, pack_request, &a));
-            if (s == tx::kOk) r.started = true;
+            if (s != tx::kOk) r.started = false;
         }
     } else {
         const size_t room = p.lane.max_bcopy() - hdr_len;
         while (!r.started || r.offset < total) {
             RequestFrag a{base, &r.rma, &r.iov, r.offset, std::min(total - r.offset, room)};
             a.h.offset = r.offset;
-            s = status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaWrite, pack_request, &a));
-            if (s != tx::kOk) break;
+            const bool was_started = r.started;
             r.started = true;
             r.offset += a.len;
+            s = status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaWrite, pack_request, &a));
+            if (s != tx::kOk) {
+                r.started = was_started;
+                r.offset -= a.len;
+                break;
+            }
         }
     }
     r.announcing = false;
@@ -278,7 +288,9 @@ void DataPath::finish_rma(SendReq *r, int error) noexcept {
             c.err = -error;
             if (c.cq != nullptr) write_completion(c);
         }
-        cntr::Cntr *counter = r->op == SendOp::kWrite ? cfg_.write_cntr : cfg_.read_cntr;
+        const bool writes = r->op == SendOp::kWrite ||
+                            (r->op == SendOp::kAtomic && r->atomic_kind == 0);  // fi_atomic
+        cntr::Cntr *counter = writes ? cfg_.write_cntr : cfg_.read_cntr;
         if (counter != nullptr) {
             if (error == 0) cntr::on_completion(counter, r->iov.total);
             else cntr::on_error(counter);
@@ -288,6 +300,7 @@ void DataPath::finish_rma(SendReq *r, int error) noexcept {
     release_send_slot(*r);
     r->copy.clear();
     r->rma.clear();
+    r->result.count = r->result.total = 0;
     r->op = SendOp::kMessage;
     send_pool_.put(r);
 }

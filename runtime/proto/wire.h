@@ -45,6 +45,8 @@
 //   RMA_READ_REQ   RmaHdr RmaSeg[segments] (offset 0, no payload)
 //   RMA_READ_RESP  RmaRespHdr payload: the bytes at `offset`; status < 0 ends the read
 //   RMA_ACK        AckHdr (id: the initiator's) with the write's status
+//   ATOMIC         AtomicHdr RmaSeg[segments] operand [compare]: executed by the target
+//   ATOMIC_RESP    RmaRespHdr [the old values: fetch and compare atomics]
 // Large ones go zero copy where a transport can (kRmaZcopy): the target moves the bytes between
 // the initiator's registered buffers and its own memory itself, after the same check.
 #pragma once
@@ -73,6 +75,8 @@ enum AmId : uint8_t {
     kAmRmaReadReq = 11,
     kAmRmaReadResp = 12,
     kAmRmaAck = 13,
+    kAmAtomic = 14,
+    kAmAtomicResp = 15,
 };
 
 // ---- Wireup ------------------------------------------------------------------------------
@@ -248,6 +252,19 @@ struct RmaSeg {
     uint64_t len;
 };
 static_assert(sizeof(RmaSeg) == 24);
+
+struct AtomicHdr {
+    uint32_t src;
+    uint32_t flags;     // RmaFlags (kRmaHasData)
+    uint64_t id;        // names it in ATOMIC_RESP
+    uint64_t data;      // remote CQ data
+    uint32_t count;     // elements
+    uint8_t op;         // enum fi_op
+    uint8_t datatype;   // enum fi_datatype
+    uint8_t kind;       // atomics::Kind
+    uint8_t segments;   // RmaSeg entries that follow (lengths in bytes)
+};
+static_assert(sizeof(AtomicHdr) == 32);
 
 // kRmaZcopy: after the RmaSeg entries, the initiator's buffers: RmaZcopyHdr, Segment[segments],
 // the transport's name (tl_len bytes), then each segment's packed rkey (rkey_len bytes each).

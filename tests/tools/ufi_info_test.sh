@@ -43,8 +43,8 @@ out=$("$ufi_info" -f -e FI_EP_MSG); rc=$?
 [ "$rc" -eq 1 ] || fail "-f -e FI_EP_MSG exit $rc"
 grep -q "fi_getinfo: -61" <<<"$out" || fail "no -61: $out"
 grep -q "ep_type FI_EP_MSG not offered" <<<"$out" || fail "no reason: $out"
-out=$("$ufi_info" -f -c "FI_TAGGED|FI_ATOMIC"); rc=$?
-[ "$rc" -eq 1 ] && grep -q "caps FI_ATOMIC not offered" <<<"$out" || fail "caps reason missing: $out"
+out=$("$ufi_info" -f -c "FI_TAGGED|FI_COLLECTIVE"); rc=$?
+[ "$rc" -eq 1 ] && grep -q "caps FI_COLLECTIVE not offered" <<<"$out" || fail "caps reason missing: $out"
 out=$("$ufi_info" -f -p tcp); rc=$?
 [ "$rc" -eq 1 ] && grep -q "hints ask for provider \"tcp\"" <<<"$out" || fail "provider reason missing: $out"
 out=$(UFI_TLS=^tcp "$ufi_info" -f -c FI_REMOTE_COMM); rc=$?

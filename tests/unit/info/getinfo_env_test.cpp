@@ -82,7 +82,7 @@ TEST(Getinfo, NoMatchExplainsEveryDomain) {
 TEST(Getinfo, ExplicitProviderRequestIsFlagged) {
     InfoPtr hints(alloc_info());
     hints->fabric_attr->prov_name = strdup("ufi");
-    hints->caps = FI_ATOMIC;
+    hints->caps = FI_COLLECTIVE;
     InfoPtr out;
     Explanation why;
     EXPECT_EQ(run(machine_env(), hints.get(), out, why), -FI_ENODATA);
@@ -90,7 +90,7 @@ TEST(Getinfo, ExplicitProviderRequestIsFlagged) {
     GetinfoEnv env = machine_env();
     env.provider_filter = {"ufi"};
     InfoPtr plain(alloc_info());
-    plain->caps = FI_ATOMIC;
+    plain->caps = FI_COLLECTIVE;
     EXPECT_EQ(run(env, plain.get(), out, why), -FI_ENODATA);
     EXPECT_TRUE(why.explicit_request);
 }

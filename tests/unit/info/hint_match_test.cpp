@@ -43,7 +43,8 @@ const Case kCases[] = {
     {"caps FI_TAGGED offered", [](fi_info &h) { h.caps = FI_TAGGED; }, nullptr},
     {"caps FI_MSG|FI_TAGGED|FI_DIRECTED_RECV offered", [](fi_info &h) { h.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV; }, nullptr},
     {"caps FI_MSG|FI_RMA", [](fi_info &h) { h.caps = FI_MSG | FI_RMA; }, nullptr},
-    {"caps FI_MSG|FI_ATOMIC: atomics not offered yet", [](fi_info &h) { h.caps = FI_MSG | FI_ATOMIC; }, "caps FI_ATOMIC"},
+    {"caps FI_MSG|FI_ATOMIC", [](fi_info &h) { h.caps = FI_MSG | FI_ATOMIC; }, nullptr},
+    {"caps FI_COLLECTIVE not offered yet", [](fi_info &h) { h.caps = FI_MSG | FI_COLLECTIVE; }, "caps FI_COLLECTIVE"},
     {"caps FI_SOURCE on request", [](fi_info &h) { h.caps = FI_TAGGED | FI_SOURCE; }, nullptr},
     {"caps FI_REMOTE_COMM is offered by eth0", [](fi_info &h) { h.caps = FI_REMOTE_COMM; }, nullptr},
     {"caps FI_AV_USER_ID", [](fi_info &h) { h.caps = FI_AV_USER_ID; }, nullptr},
@@ -125,7 +126,7 @@ TEST(HintMatch, NullHintsMatchEverything) {
     MatchResult m = match_hints(*cand, nullptr, kApi);
     InfoPtr out(m.info);
     ASSERT_TRUE(out);
-    EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA |
+    EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC |
                              FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
                              FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                              FI_LOCAL_COMM | FI_REMOTE_COMM |
@@ -217,7 +218,7 @@ TEST(HintMatch, RmaEventOnRequest) {
 
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     InfoPtr cand(make_provider_info(testing::shm_offer(), FI_EP_RDM, kApi));
-    EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA |
+    EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC |
                               FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR |
                               FI_LOCAL_COMM | FI_AV_USER_ID | FI_SHARED_AV |

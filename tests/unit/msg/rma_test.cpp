@@ -6,6 +6,7 @@
 // provider keys (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY).
 #include "msg_fixture.h"
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
 namespace ufi::msg_test {
@@ -480,6 +481,57 @@ TEST_F(RmaEventTest, TargetCountsPeersAccesses) {
     mrs_.clear();
     close_side(c_);
     for (fid_cntr *c : {ep_writes, ep_reads, mr_writes}) EXPECT_EQ(fi_close(&c->fid), 0);
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
+
+namespace ufi::msg_test {
+namespace {
+
+// An endpoint's RMA and atomics to its own address (MPI's one-sided layer does this).
+class RmaSelfTest : public RmaTest {
+  protected:
+    void adjust_hints(fi_info *h) override { h->caps |= FI_RMA | FI_ATOMIC; }
+};
+
+TEST_F(RmaSelfTest, WriteReadAndFetchAddToItself) {
+    const fi_addr_t a_to_a = insert(a_, a_.name);
+    std::vector<uint8_t> target(100000, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    int ctx = 0;
+    for (size_t n : {size_t(8), target.size()}) {
+        const auto out = pattern(n, 5);
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, out.data(), n, nullptr, a_to_a,
+                                      addr(target.data(), target.data()), fi_mr_key(mr), &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+        EXPECT_TRUE(same(target.data(), out.data(), n));
+        std::vector<uint8_t> back(n);
+        ASSERT_EQ(retry([&] {
+                      return fi_read(a_.ep, back.data(), n, nullptr, a_to_a,
+                                     addr(target.data(), target.data()), fi_mr_key(mr), &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_READ);
+        EXPECT_EQ(back, out);
+    }
+    uint64_t one = 1, old = 99;
+    std::memset(target.data(), 0, 8);
+    ASSERT_EQ(retry([&] {
+                  return fi_fetch_atomic(a_.ep, &one, 1, nullptr, &old, nullptr, a_to_a,
+                                         addr(target.data(), target.data()), fi_mr_key(mr),
+                                         FI_UINT64, FI_SUM, &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_ATOMIC | FI_READ);
+    EXPECT_EQ(old, 0u);
+    uint64_t now = 0;
+    std::memcpy(&now, target.data(), 8);
+    EXPECT_EQ(now, 1u);
 }
 
 }  // namespace

@@ -1,0 +1,315 @@
+// Atomics over active messages (wire.h ATOMIC / ATOMIC_RESP): the initiator sends the op, the
+// datatype, the target's segments and the operand (and compare) values in one message; the
+// target checks the access against its MR key table like any RMA (FI_REMOTE_WRITE to update,
+// FI_REMOTE_READ to fetch), applies the op under the process's atomic lock (atomic_ops.h) and
+// answers with the old values. Every op on every datatype libfabric defines it for is served
+// this way, on every transport; the operations ride the peer's send queue in order with its
+// messages and RMA.
+#include "runtime/cntr/binding.h"
+#include "runtime/log/log.h"
+#include "runtime/mr/binding.h"
+#include "runtime/proto/atomic_ops.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <mutex>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+namespace tx = transports;
+
+namespace {
+
+tx::Status status_of_bcopy(ssize_t rc) {
+    return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
+}
+
+int wire_status(int32_t status) {
+    return status > 0 || status < -FI_ERRNO_MAX ? -FI_EIO : status;
+}
+
+struct AtomicArgs {
+    wire::AtomicHdr h;
+    const std::vector<wire::RmaSeg> *segs;
+    const std::vector<uint8_t> *values;  // operand, then compare
+};
+
+size_t pack_atomic(void *dest, void *arg) {
+    const auto *a = static_cast<const AtomicArgs *>(arg);
+    auto *d = static_cast<uint8_t *>(dest);
+    std::memcpy(d, &a->h, sizeof a->h);
+    size_t at = sizeof a->h;
+    const size_t seg_bytes = a->segs->size() * sizeof(wire::RmaSeg);
+    std::memcpy(d + at, a->segs->data(), seg_bytes);
+    at += seg_bytes;
+    if (!a->values->empty()) std::memcpy(d + at, a->values->data(), a->values->size());
+    return at + a->values->size();
+}
+
+struct AnswerArgs {
+    wire::RmaRespHdr h;
+    const uint8_t *result;
+    size_t len;
+};
+
+size_t pack_answer(void *dest, void *arg) {
+    const auto *a = static_cast<const AnswerArgs *>(arg);
+    auto *d = static_cast<uint8_t *>(dest);
+    std::memcpy(d, &a->h, sizeof a->h);
+    if (a->len != 0) std::memcpy(d + sizeof a->h, a->result, a->len);
+    return sizeof a->h + a->len;
+}
+
+// Whether the call carries operand values (FI_ATOMIC_READ does not).
+bool has_operand(int op) {
+    return op != FI_ATOMIC_READ;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Initiator
+
+ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
+                         const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
+                         size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
+                         uint64_t data) noexcept {
+    const auto k = static_cast<atomics::Kind>(kind);
+    if (!atomics::valid(op, datatype, k)) return -FI_EOPNOTSUPP;
+    const size_t size = atomics::element_size(datatype);
+    const size_t bytes = count * size;
+    if (count == 0 || count > atomics::kMaxAtomicBytes / size || nsegs == 0 ||
+        nsegs > wire::kMaxRmaSegments) {
+        return -FI_EINVAL;
+    }
+    uint64_t remote = 0;
+    for (size_t i = 0; i < nsegs; ++i) remote += segs[i].len;
+    const bool fetch = k != atomics::Kind::kWrite;
+    if (remote != bytes || (has_operand(op) && operand.total != bytes) ||
+        (k == atomics::Kind::kCompare && compare.total != bytes) || (fetch && result.total != bytes)) {
+        UFI_LOG_INFO(Subsys::EpData,
+                     "atomic: {} elements of {} B, but the buffers hold {} / {} / {} B and the "
+                     "target {} B",
+                     count, size, operand.total, compare.total, result.total, remote);
+        return -FI_EINVAL;
+    }
+    Peer *p = peer_for_addr(dest);
+    if (p == nullptr) return -FI_EINVAL;
+    if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
+    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kFailed) return p->fail_status;
+    SendReq *r;
+    try {
+        r = send_pool_.get();
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    try {
+        r->rma.assign(segs, segs + nsegs);
+        // The values are copied at the call (the message is small): the caller's buffers are
+        // free when it returns, as with FI_INJECT.
+        const size_t values = (has_operand(op) ? bytes : 0) + (k == atomics::Kind::kCompare ? bytes : 0);
+        r->copy.resize(values);
+        if (has_operand(op)) operand.copy_out(0, r->copy.data(), bytes);
+        if (k == atomics::Kind::kCompare) compare.copy_out(0, r->copy.data() + bytes, bytes);
+    } catch (const std::bad_alloc &) {
+        r->rma.clear();
+        r->copy.clear();
+        send_pool_.put(r);
+        return -FI_ENOMEM;
+    }
+    r->iov.set(nullptr, 0);
+    r->iov.total = bytes;  // what an error completion reports as its length
+    r->result.assign(result);
+    r->op = SendOp::kAtomic;
+    r->atomic_op = static_cast<uint8_t>(op);
+    r->atomic_datatype = static_cast<uint8_t>(datatype);
+    r->atomic_kind = kind;
+    r->atomic_count = static_cast<uint32_t>(count);
+    r->peer = p->local_idx;
+    r->context = context;
+    r->cq_flags = FI_ATOMIC | (fetch ? FI_READ : FI_WRITE);
+    r->completion = !(flags & FI_INJECT) && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    r->confirm = false;
+    r->offset = 0;
+    r->started = false;
+    r->status = 0;
+    r->done = false;
+    r->announcing = false;
+    r->comp.uct.count = 0;
+    r->rma_flags = (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
+    r->rma_data = data;
+    ++tx_outstanding_;
+    if (p->state == PeerState::kConnected && p->queue.empty()) {
+        const tx::Status s = push(*p, *r);
+        if (s == tx::kOk) {
+            finish_send(r, r->status);
+            return 0;
+        }
+        if (s == kHandedOff) return 0;
+        if (s != tx::kNoResource) {
+            p->queue.push_back(r);
+            fail_peer(*p, fi_errno_of(s));
+            return 0;
+        }
+    }
+    p->queue.push_back(r);
+    mark_busy(*p);
+    return 0;
+}
+
+tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
+    if (r.rndv_slot == 0 && !take_send_slot(r)) return UCS_ERR_NO_MEMORY;
+    AtomicArgs a{{p.remote_idx, r.rma_flags, r.rndv_slot, r.rma_data, r.atomic_count, r.atomic_op,
+                  r.atomic_datatype, r.atomic_kind, static_cast<uint8_t>(r.rma.size())},
+                 &r.rma,
+                 &r.copy};
+    const size_t len = sizeof a.h + r.rma.size() * sizeof(wire::RmaSeg) + r.copy.size();
+    // (atomic() bounds the values to kMaxAtomicBytes: far below any lane's bcopy size)
+    if (len > p.lane.max_bcopy()) return UCS_ERR_EXCEEDS_LIMIT;
+    // Over `self` the answer arrives inside the send call (finish_send_rndv() marks it done).
+    r.announcing = true;
+    r.started = true;  // before the call: over `self` the answer arrives inside it
+    const tx::Status s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomic, pack_atomic, &a));
+    r.announcing = false;
+    if (s != tx::kOk) {
+        r.started = false;
+        return s;
+    }
+    return r.done ? tx::kOk : kHandedOff;
+}
+
+void DataPath::handle_atomic_resp(const uint8_t *data, size_t length) noexcept {
+    wire::RmaRespHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    SendReq *r = send_by_id(h.id, h.src);
+    const size_t len = length - sizeof h;
+    if (r == nullptr || r->op != SendOp::kAtomic || !r->started) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (h.status != 0) {
+        r->status = wire_status(h.status);
+    } else if (len != r->result.total) {
+        ++stats_.dropped_malformed;
+        return;
+    } else if (len != 0) {
+        r->result.copy_in(0, data + sizeof h, len);
+    }
+    finish_send_rndv(r);
+}
+
+// ---------------------------------------------------------------------------------------
+// Target
+
+void DataPath::send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_t *result,
+                                  size_t len) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    AnswerArgs a{{p.remote_idx, status, id, 0}, result, len};
+    if (p.ctrl.empty()) {
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomicResp, pack_answer, &a));
+        if (s == tx::kOk) return;
+        if (s != tx::kNoResource) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    try {  // no room now: queued, in order with the other control messages
+        std::vector<uint8_t> m(1 + sizeof a.h + len);
+        m[0] = wire::kAmAtomicResp;
+        pack_answer(m.data() + 1, &a);
+        send_ctrl(p, std::move(m));
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: an atomic's answer is lost");
+    }
+}
+
+void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
+    wire::AtomicHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
+        ++stats_.dropped_unknown_src;
+        return;
+    }
+    Peer &p = *peers_[h.src];
+    const auto kind = static_cast<atomics::Kind>(h.kind);
+    const size_t size = atomics::element_size(h.datatype);
+    const size_t seg_bytes = size_t{h.segments} * sizeof(wire::RmaSeg);
+    if (h.kind > uint8_t(atomics::Kind::kCompare) || !atomics::valid(h.op, h.datatype, kind) ||
+        h.count == 0 || h.count > atomics::kMaxAtomicBytes / size || h.segments == 0 ||
+        h.segments > wire::kMaxRmaSegments || length < sizeof h + seg_bytes) {
+        ++stats_.dropped_malformed;
+        return send_atomic_answer(p, h.id, -FI_EINVAL, nullptr, 0);
+    }
+    const size_t bytes = size_t{h.count} * size;
+    const bool compare = kind == atomics::Kind::kCompare;
+    const size_t values = (has_operand(h.op) ? bytes : 0) + (compare ? bytes : 0);
+    if (length != sizeof h + seg_bytes + values) {
+        ++stats_.dropped_malformed;
+        return send_atomic_answer(p, h.id, -FI_EINVAL, nullptr, 0);
+    }
+    wire::RmaSeg segs[wire::kMaxRmaSegments];
+    std::memcpy(segs, data + sizeof h, seg_bytes);
+    const uint8_t *operand = has_operand(h.op) ? data + sizeof h + seg_bytes : nullptr;
+    const uint8_t *cmp = compare ? data + sizeof h + seg_bytes + (has_operand(h.op) ? bytes : 0) : nullptr;
+    // FI_ATOMIC_READ only reads; fetching ops read and write; fi_atomic only writes.
+    const bool writes = h.op != FI_ATOMIC_READ;
+    const bool reads = kind != atomics::Kind::kWrite;
+    const uint64_t access = (writes ? FI_REMOTE_WRITE : 0) | (reads ? FI_REMOTE_READ : 0);
+    IovList where;
+    const int status = rma_target(segs, h.segments, bytes, access, true, where);
+    if (status != 0) {
+        ++stats_.rma_refused;
+        return send_atomic_answer(p, h.id, status, nullptr, 0);
+    }
+    // Gathered, applied and written back under the lock (an element may straddle two of the
+    // MR's buffers).
+    uint8_t value[atomics::kMaxAtomicBytes];
+    uint8_t old[atomics::kMaxAtomicBytes];
+    {
+        std::lock_guard<std::mutex> lock(atomics::atomic_lock());
+        where.copy_out(0, value, bytes);
+        atomics::apply(h.op, h.datatype, h.count, value, operand, cmp, reads ? old : nullptr);
+        if (writes) where.copy_in(0, value, bytes);
+    }
+    if (writes) target_write_done(p, segs, h.segments, bytes, h.flags, h.data);
+    if (reads) {
+        for (uint32_t i = 0; i < h.segments; ++i) {
+            mr::count_remote_access(cfg_.domain, segs[i].key, FI_REMOTE_READ, segs[i].len);
+        }
+        if (cfg_.rem_read_cntr != nullptr) cntr::on_completion(cfg_.rem_read_cntr, bytes);
+    }
+    send_atomic_answer(p, h.id, 0, reads ? old : nullptr, reads ? bytes : 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Trampolines: UCT calls them with the DataPath as arg.
+
+ucs_status_t DataPath::am_atomic(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_atomic(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_atomic_resp(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_atomic_resp(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+
+}  // namespace ufi::runtime::proto

@@ -1,0 +1,51 @@
+// The atomic operations (fi_atomic(3)) as the target executes them: every op on every
+// datatype libfabric defines it for, applied to elements in memory. ufi executes all atomics
+// at the target, under one process-wide lock (atomic_lock()), so that every atomic a process
+// serves is atomic with respect to every other (whatever the op, datatype or peer); UCT's
+// native atomics are not mixed in (docs/rma.md says why).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace ufi::runtime::proto::atomics {
+
+// Which call family: fi_atomic (the target is updated), fi_fetch_atomic (the old values come
+// back too), fi_compare_atomic (the update depends on a compare buffer; old values back).
+enum class Kind : uint8_t { kWrite = 0, kFetch = 1, kCompare = 2 };
+
+// Bytes per element of `datatype` (long double: its storage, 16 on x86-64); 0 for a value
+// that is no datatype.
+size_t element_size(int datatype) noexcept;
+
+// Whether `op` is defined on `datatype` for `kind` (fi_atomicvalid and friends): the integers
+// take every op; the real floating-point types (float16, bfloat16 and the float8 types
+// included) all but the bitwise ones and FI_MSWAP; the complex types the arithmetic, logical,
+// equality-compare and read/write ones only (no order, no bits).
+bool valid(int op, int datatype, Kind kind) noexcept;
+
+// Applies `op` to `count` elements at `target`: `operand` is the call's buffer (unused by
+// FI_ATOMIC_READ), `compare` its compare buffer (kCompare), `result` (may be null) receives the
+// old values. Operations on integers wrap (two's complement); float16, bfloat16 and the float8
+// types are computed in float and rounded to nearest even (float8 E4M3 saturates at +-448, its
+// largest finite value). The caller checked valid() and holds atomic_lock().
+void apply(int op, int datatype, size_t count, uint8_t *target, const uint8_t *operand,
+           const uint8_t *compare, uint8_t *result) noexcept;
+
+// The lock every atomic a process serves is applied under.
+std::mutex &atomic_lock() noexcept;
+
+// The most bytes of operand (and as many of compare) one atomic carries; fi_query_atomic's
+// count is this over the element size.
+inline constexpr size_t kMaxAtomicBytes = 1024;
+
+// The small floating-point formats' conversions (exposed for the tests).
+float from_bfloat16(uint16_t v) noexcept;
+uint16_t to_bfloat16(float f) noexcept;
+float from_float8_e4m3(uint8_t v) noexcept;
+uint8_t to_float8_e4m3(float f) noexcept;
+float from_float8_e5m2(uint8_t v) noexcept;
+uint8_t to_float8_e5m2(float f) noexcept;
+
+}  // namespace ufi::runtime::proto::atomics
