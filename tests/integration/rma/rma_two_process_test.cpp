@@ -2,11 +2,15 @@
 // address, and the steps' synchronisation): B registers a region, A writes every size into it
 // and reads it back, B checks the bytes; fi_writedata reaches B's CQ with the data and A's
 // fi_addr; a write B's region does not allow fails at A and leaves B's memory alone; B's
-// counters count A's accesses (FI_RMA_EVENT). Meson runs it over shared memory and over tcp on
-// loopback. Every wait is bounded.
+// counters count A's accesses (FI_RMA_EVENT); both processes fetch-add one counter without
+// losing an update. Meson runs it over shared memory and over tcp on loopback. Every wait is
+// bounded.
 #include "../msg/two_process.h"
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -105,6 +109,68 @@ int run(const char *role, int sock, bool initiator) {
     }
     close_side(s);
     return 0;
+}
+
+// Both processes fetch-add 1 to one counter in B, 2000 times each (B through its own address):
+// no update is lost, and no value is fetched twice.
+constexpr int kAdds = 2000;
+
+int hammer(const char *role, int sock, bool a_side) {
+    Side s{role, sock};
+    CHECK(open_side(s, FI_ATOMIC) == 0);
+    const bool virt = (s.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    uint64_t counter = 0;
+    fid_mr *mr = nullptr;
+    Target t{};
+    fi_addr_t to = s.peer;
+    if (!a_side) {
+        CHECK(fi_mr_reg(s.domain, &counter, sizeof counter, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                        kKey, 0, &mr, nullptr) == 0);
+        t.base = virt ? reinterpret_cast<uint64_t>(&counter) : 0;
+        t.key = fi_mr_key(mr);
+        CHECK(s.io(&t, sizeof t, true));
+        // B's own address, for its own adds.
+        size_t len = 0;
+        CHECK(fi_getname(&s.ep->fid, nullptr, &len) == -FI_ETOOSMALL);
+        std::vector<uint8_t> mine(len);
+        CHECK(fi_getname(&s.ep->fid, mine.data(), &len) == 0);
+        CHECK(fi_av_insert(s.av, mine.data(), 1, &to, 0, nullptr) == 1);
+    } else {
+        CHECK(s.io(&t, sizeof t, false));
+    }
+    CHECK(s.sync());
+    std::vector<uint64_t> got(kAdds);
+    const uint64_t one = 1;
+    for (int i = 0; i < kAdds; ++i) {
+        CHECK(s.retry([&] {
+            return fi_fetch_atomic(s.ep, &one, 1, nullptr, &got[i], nullptr, to, t.base, t.key,
+                                   FI_UINT64, FI_SUM, nullptr);
+        }) == 0);
+        fi_cq_tagged_entry e{};
+        CHECK(s.wait(e) == 1 && e.flags == (FI_ATOMIC | FI_READ));
+    }
+    // A sends what it fetched; B checks the union and the counter.
+    if (a_side) {
+        CHECK(s.io(got.data(), got.size() * sizeof got[0], true));
+        CHECK(s.sync());
+    } else {
+        std::vector<uint64_t> theirs(kAdds);
+        CHECK(s.io(theirs.data(), theirs.size() * sizeof theirs[0], false));
+        got.insert(got.end(), theirs.begin(), theirs.end());
+        std::sort(got.begin(), got.end());
+        for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == i);
+        CHECK(counter == 2 * kAdds);
+        CHECK(s.sync());
+        fi_close(&mr->fid);
+    }
+    close_side(s);
+    return 0;
+}
+
+TEST(RmaTwoProcesses, FetchAddFromBothSidesLosesNothing) {
+    const PairResult r = run_pair(hammer, "A", "B");
+    EXPECT_EQ(r.a, 0);
+    EXPECT_EQ(r.b, 0);
 }
 
 TEST(RmaTwoProcesses, WritesReadsDataAndRefusals) {
