@@ -43,10 +43,13 @@ def pair(args, env_extra=None):
     return client.stdout
 
 
-for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw", "put_lat", "put_bw", "get_lat", "get_bw"):
+for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw", "put_lat", "put_bw", "get_lat", "get_bw",
+             "fadd_lat", "fadd_rate"):
     for tls in ({"UFI_TLS": "shm"}, {"UFI_TLS": "tcp", "UFI_NET_DEVICES": "lo"}):
         # put_lat polls the last byte written: it starts at 1 byte.
         sizes = [1 if test == "put_lat" else 0, 8, 100, 9000, 100000]
+        if test.startswith("fadd"):
+            sizes = [8]  # one uint64_t, whatever -s says
         out = pair(["-t", test, "-s", ",".join(map(str, sizes)), "-n", "200", "-w", "20", "--json"], tls)
         rows = [json.loads(line) for line in out.splitlines() if line.strip()]
         if [r["size"] for r in rows] != sizes:

@@ -1,6 +1,7 @@
 #include "endpoint.h"
 
 #include <rdma/fi_cm.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
 
 #include <chrono>
@@ -24,7 +25,7 @@ bool Endpoint::open(bool rma, std::string &error) {
         error = "fi_allocinfo failed";
         return false;
     }
-    hints->caps = FI_MSG | FI_TAGGED | (rma ? FI_RMA : 0);
+    hints->caps = FI_MSG | FI_TAGGED | (rma ? FI_RMA | FI_ATOMIC : 0);
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
     hints->domain_attr->mr_mode = 0;

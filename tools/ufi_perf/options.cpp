@@ -17,22 +17,27 @@ const char *test_name(Test t) {
         case Test::PutBw: return "put_bw";
         case Test::GetLat: return "get_lat";
         case Test::GetBw: return "get_bw";
+        case Test::FaddLat: return "fadd_lat";
+        case Test::FaddRate: return "fadd_rate";
     }
     return "?";
 }
 
 bool is_latency(Test t) {
-    return t == Test::TagLat || t == Test::MsgLat || t == Test::PutLat || t == Test::GetLat;
+    return t == Test::TagLat || t == Test::MsgLat || t == Test::PutLat || t == Test::GetLat ||
+           t == Test::FaddLat;
 }
 bool is_rma(Test t) {
-    return t == Test::PutLat || t == Test::PutBw || t == Test::GetLat || t == Test::GetBw;
+    return t == Test::PutLat || t == Test::PutBw || t == Test::GetLat || t == Test::GetBw ||
+           t == Test::FaddLat || t == Test::FaddRate;
 }
 bool is_tagged(Test t) { return t == Test::TagLat || t == Test::TagBw; }
 
 const char *usage() {
     return "usage: ufi_perf [options]           (server)\n"
            "       ufi_perf [options] SERVER    (client)\n"
-           "  -t TEST    tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw\n"
+           "  -t TEST    tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw,\n"
+           "             fadd_lat, fadd_rate (64-bit fetch-add; -s is ignored: 8)\n"
            "             (default tag_lat; put_lat is a ping-pong of writes polled in memory,\n"
            "             get_lat one read at a time; the *_bw tests keep -W operations in flight)\n"
            "  -s SIZES   message sizes, comma separated, K/M/G suffixes (default 8)\n"
@@ -111,9 +116,12 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
             else if (!std::strcmp(t, "put_bw")) o.test = Test::PutBw;
             else if (!std::strcmp(t, "get_lat")) o.test = Test::GetLat;
             else if (!std::strcmp(t, "get_bw")) o.test = Test::GetBw;
+            else if (!std::strcmp(t, "fadd_lat")) o.test = Test::FaddLat;
+            else if (!std::strcmp(t, "fadd_rate")) o.test = Test::FaddRate;
             else {
                 error = std::string("unknown test \"") + t +
-                        "\" (tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw)";
+                        "\" (tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw, "
+                        "fadd_lat, fadd_rate)";
                 return false;
             }
         } else if (!std::strcmp(a, "-s")) {
@@ -160,6 +168,7 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
         error = "-n must be at least 1";
         return false;
     }
+    if (o.test == Test::FaddLat || o.test == Test::FaddRate) o.sizes = {8};  // one uint64_t
     if (o.test == Test::PutLat) {
         for (size_t n : o.sizes) {
             if (n == 0) {

@@ -1,6 +1,7 @@
 // ufi_perf's command line, in ucx_perftest's vocabulary so the two line up:
 //   server: ufi_perf [options]            client: ufi_perf [options] SERVER
-//   -t TEST   tag_lat | tag_bw | msg_lat | msg_bw | put_lat | put_bw | get_lat | get_bw
+//   -t TEST   tag_lat | tag_bw | msg_lat | msg_bw | put_lat | put_bw | get_lat | get_bw |
+//             fadd_lat | fadd_rate
 //             (tag_lat)
 //   -s SIZES  message sizes, comma separated, K/M suffixes  (8)
 //   -n ITERS  measured iterations per size                  (10000; bw: messages)
@@ -18,7 +19,7 @@
 
 namespace ufi::perf {
 
-enum class Test { TagLat, TagBw, MsgLat, MsgBw, PutLat, PutBw, GetLat, GetBw };
+enum class Test { TagLat, TagBw, MsgLat, MsgBw, PutLat, PutBw, GetLat, GetBw, FaddLat, FaddRate };
 enum class Format { Table, Csv, Json };
 
 struct Options {

@@ -7,7 +7,8 @@ namespace ufi::perf {
 void print_header(const Options &o, const std::string &domain) {
     if (o.format == Format::Table) {
         std::printf("# ufi_perf %s, domain %s, %s\n", test_name(o.test), domain.c_str(),
-                    o.test == Test::GetLat ? "latency is per read (a round trip)"
+                    o.test == Test::GetLat || o.test == Test::FaddLat
+                                           ? "latency is per operation (a round trip)"
                     : is_latency(o.test)   ? "latency is one-way (half the round trip)"
                                            : "bandwidth in MiB/s");
         std::printf("%12s %10s %12s %12s %14s %12s\n", "size", "iters", "lat_us", "bw_MBps", "msg_rate",

@@ -4,10 +4,13 @@
 //            the round trip. Writes that fit the inject size go by fi_inject_write.
 //   get_lat  the client reads the server's window, one read at a time (ucp_get).
 //   put_bw / get_bw  the client keeps `window` operations in flight (ucp_put_bw).
+//   fadd_lat / fadd_rate  64-bit fetch-add into the server's window, one at a time / `window`
+//            in flight (ucp_fadd).
 // The server of get_lat and the *_bw tests only progresses its endpoint (the reads and writes
 // need its progress to be served) until the client says it is done.
 #include "runner.h"
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
@@ -107,20 +110,28 @@ bool stream(Endpoint &ep, Test test, size_t size, uint64_t count, uint32_t windo
             const RemoteWindow &remote, std::string &error, IterTimer &timer) {
     std::vector<uint8_t> buf(size != 0 ? size : 1, 0x5a);
     const bool get = test == Test::GetLat || test == Test::GetBw;
-    const uint32_t in_flight = test == Test::GetLat ? 1 : window;
+    const bool fadd = test == Test::FaddLat || test == Test::FaddRate;
+    const bool one_at_a_time = test == Test::GetLat || test == Test::FaddLat;
+    const uint32_t in_flight = one_at_a_time ? 1 : window;
+    const uint64_t one = 1;
+    std::vector<uint64_t> fetched(in_flight);
     const uint64_t base = ep.completed();
     timer.start();
     for (uint64_t i = 0; i < count; ++i) {
         if (i >= in_flight && !ep.wait_total(base + (i - in_flight + 1), error)) return false;
         for (;;) {
-            const ssize_t rc = get ? fi_read(ep.ep(), buf.data(), size, nullptr, ep.peer(),
-                                             remote.addr, remote.key, nullptr)
-                                   : fi_write(ep.ep(), buf.data(), size, nullptr, ep.peer(),
-                                              remote.addr, remote.key, nullptr);
+            const ssize_t rc =
+                fadd  ? fi_fetch_atomic(ep.ep(), &one, 1, nullptr, &fetched[i % in_flight], nullptr,
+                                        ep.peer(), remote.addr, remote.key, FI_UINT64, FI_SUM,
+                                        nullptr)
+                : get ? fi_read(ep.ep(), buf.data(), size, nullptr, ep.peer(), remote.addr,
+                                remote.key, nullptr)
+                      : fi_write(ep.ep(), buf.data(), size, nullptr, ep.peer(), remote.addr,
+                                 remote.key, nullptr);
             if (rc == 0) break;
             if (!posted(ep, rc, error)) return false;
         }
-        if (test == Test::GetLat && !ep.wait_total(base + i + 1, error)) return false;
+        if (one_at_a_time && !ep.wait_total(base + i + 1, error)) return false;
         timer.tick();
     }
     return ep.wait_total(base + count, error);

@@ -166,8 +166,8 @@ bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client
     out.size = size;
     out.iters = o.iters;
     out.seconds = seconds;
-    if (o.test == Test::GetLat) {
-        // One read is a round trip by nature: its latency is the whole of it (ucx_perftest's
+    if (o.test == Test::GetLat || o.test == Test::FaddLat) {
+        // One read (or fetch-add) is a round trip by nature: its latency is the whole of it (ucx_perftest's
         // ucp_get reports the same).
         out.lat_us = seconds * 1e6 / static_cast<double>(o.iters);
         out.typical_lat_us = timer.median_seconds() * 1e6;
