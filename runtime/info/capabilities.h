@@ -26,8 +26,10 @@ inline constexpr uint64_t kPrimaryCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV 
 // FI_EADDRNOTAVAIL error entry carrying its address. FI_RMA_EVENT: a target counts peers'
 // reads and writes of its memory on counters bound with FI_REMOTE_READ / FI_REMOTE_WRITE (to
 // the endpoint, or to the MR under FI_MR_RMA_EVENT); the target moves every byte itself, so
-// it sees every access.
-inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | FI_RMA_EVENT;
+// it sees every access. FI_FENCE: a fenced operation waits until every earlier operation to
+// its peer completed.
+inline constexpr uint64_t kSecondaryCaps =
+    FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV | FI_RMA_EVENT | FI_FENCE;
 
 // libfabric 2.0's receive capabilities, offered to applications that ask for API 2.0 or later
 // (their bits meant FI_HMEM_HOST_ALLOC, FI_HMEM_DEVICE_ONLY and FI_VARIABLE_MSG before):

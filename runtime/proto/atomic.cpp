@@ -128,6 +128,7 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     r->iov.total = bytes;  // what an error completion reports as its length
     r->result.assign(result);
     r->op = SendOp::kAtomic;
+    r->fence = (flags & FI_FENCE) != 0;
     r->atomic_op = static_cast<uint8_t>(op);
     r->atomic_datatype = static_cast<uint8_t>(datatype);
     r->atomic_kind = kind;

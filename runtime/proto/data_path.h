@@ -282,6 +282,8 @@ class DataPath {
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
     // the lane is full (r->offset says how far), or the lane's error.
     transports::Status push(Peer &p, SendReq &r) noexcept;
+    // push() for a message (eager fragments or the rendezvous's RTS).
+    transports::Status push_message(Peer &p, SendReq &r) noexcept;
     // One message in one active message (short, else bcopy) straight from the caller's
     // buffers; kOk, kNoResource, UCS_ERR_EXCEEDS_LIMIT when it needs fragments, or an error.
     transports::Status send_single(Peer &p, const IovList &iov, uint64_t tag, uint32_t wire_flags,

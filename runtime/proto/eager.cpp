@@ -109,7 +109,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
     // request record: it is complete when the call returns.
     if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_ &&
-        iov.total <= p->rndv_thresh && !confirm) {
+        iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE)) {
         const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
         if (s == transports::kOk) {
             if (completion && cfg_.tx_cq != nullptr) {
@@ -147,6 +147,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
         return -FI_ENOMEM;
     }
     r->op = SendOp::kMessage;
+    r->fence = (flags & FI_FENCE) != 0;
     r->peer = p->local_idx;
     r->tag = tag;
     r->data = data;
@@ -180,7 +181,18 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 }
 
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
-    if (r.op != SendOp::kMessage) return push_rma(p, r);
+    // FI_FENCE: nothing of it goes before every earlier operation to this peer completed
+    // (earlier ones are ahead in the queue; those that went out are counted).
+    if (r.fence && !r.started && p.handed_off > 0) return transports::kNoResource;
+    const transports::Status s = r.op != SendOp::kMessage ? push_rma(p, r) : push_message(p, r);
+    if (s == kHandedOff && !r.handed_off) {
+        r.handed_off = true;
+        ++p.handed_off;
+    }
+    return s;
+}
+
+transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
     const size_t total = r.iov.total;
     if (!r.started && (total > p.rndv_thresh || r.confirm)) {
         r.announcing = true;

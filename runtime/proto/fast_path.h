@@ -51,7 +51,8 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
     if (p != nullptr && p->state == PeerState::kConnected && p->queue.empty() &&
         tx_outstanding_ < tx_size_ && len <= p->rndv_thresh &&
         len + after_tag + sizeof(uint64_t) <= p->lane.max_short() &&
-        len + after_tag <= kStagedShort && !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
+        len + after_tag <= kStagedShort &&
+        !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE)) &&
         (!(flags & FI_INJECT) ||
          len <= (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
         uint8_t staged[kStagedShort];

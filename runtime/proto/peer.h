@@ -58,6 +58,9 @@ struct Peer {
     uint64_t av_generation = 0;  // the AV generation report_id was looked up at
 
     List<SendReq> queue;      // sends in order; the head may be partly sent
+    // Operations that went out and wait for the peer's answer (rendezvous, RMA, atomics):
+    // a fenced operation waits until none does.
+    uint32_t handed_off = 0;
     uint64_t next_msg_id = 0;
 
     // The multi-fragment message arriving from this peer now (one at a time: a sender sends

@@ -193,6 +193,10 @@ struct SendReq {
     // FI_DELIVERY_COMPLETE / FI_MATCH_COMPLETE: completes only once the receiver placed it in
     // a matched buffer, so it goes by rendezvous whatever its size (ATS tells).
     bool confirm = false;
+    // FI_FENCE: it goes only once every earlier operation to its peer completed.
+    bool fence = false;
+    // It went out and waits for the peer's answer (counted in Peer::handed_off).
+    bool handed_off = false;
     uint64_t msg_id = 0;       // multi-fragment messages
     std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call
 

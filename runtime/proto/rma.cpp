@@ -157,6 +157,7 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
     }
     const bool inject = (flags & FI_INJECT) != 0;
     r->op = op;
+    r->fence = (flags & FI_FENCE) != 0;
     r->peer = p->local_idx;
     r->context = context;
     r->cq_flags = FI_RMA | (write ? FI_WRITE : FI_READ);
@@ -515,6 +516,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
         return;
     }
     r->op = SendOp::kReadResp;
+    r->fence = false;
     r->peer = p.local_idx;
     r->peer_id = v.h.id;
     r->iov.assign(where);
@@ -658,6 +660,7 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
         return answer(-FI_EIO);
     }
     t->op = op;
+    t->fence = false;
     t->peer = p.local_idx;
     t->peer_id = h.id;
     t->rma_flags = h.flags;
