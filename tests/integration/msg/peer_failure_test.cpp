@@ -6,6 +6,9 @@
 // message, so it travels as eager fragments.
 #include "two_process.h"
 
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
+
 #include <gtest/gtest.h>
 
 namespace {
@@ -171,6 +174,54 @@ int sender_dies_before_receive(const char *role, int sock, bool a) {
     return 0;
 }
 
+// The target of RMA and atomics dies (B registered a region, told A where it is, and stops):
+// A's write, read and fetch-add, large and small, fail within the bound instead of waiting.
+int rma_target_dies(const char *role, int sock, bool a) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s, FI_RMA | FI_ATOMIC) == 0);
+    CHECK(connect_both(s, a) == 0);
+    struct {
+        uint64_t addr;
+        uint64_t key;
+    } where{};
+    if (!a) {
+        static std::vector<uint8_t> region(4 << 20);
+        fid_mr *mr = nullptr;
+        CHECK(fi_mr_reg(s.domain, region.data(), region.size(), FI_REMOTE_READ | FI_REMOTE_WRITE,
+                        0, 0x77, 0, &mr, nullptr) == 0);
+        const bool virt = (s.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+        where = {virt ? reinterpret_cast<uint64_t>(region.data()) : 0, fi_mr_key(mr)};
+        CHECK(s.io(&where, sizeof where, true));
+        ready_to_die(g_ctl);
+    }
+    CHECK(s.io(&where, sizeof where, false));
+    std::vector<uint8_t> big(4 << 20, 9), back(4 << 20);
+    int w_ctx = 0, r_ctx = 0, f_ctx = 0, s_ctx = 0;
+    uint64_t one = 1, old = 0;
+    // Each fails at once (the peer is known dead) or completes with an error later.
+    size_t posted = 0;
+    auto post = [&](auto &&op) {
+        const ssize_t rc = s.retry(op);
+        if (rc == 0) ++posted;
+        return rc == 0 || rc < 0;
+    };
+    CHECK(post([&] { return fi_write(s.ep, big.data(), big.size(), nullptr, s.peer, where.addr, where.key, &w_ctx); }));
+    CHECK(post([&] { return fi_read(s.ep, back.data(), back.size(), nullptr, s.peer, where.addr, where.key, &r_ctx); }));
+    CHECK(post([&] { return fi_fetch_atomic(s.ep, &one, 1, nullptr, &old, nullptr, s.peer, where.addr, where.key, FI_UINT64, FI_SUM, &f_ctx); }));
+    CHECK(post([&] { return fi_write(s.ep, big.data(), 8, nullptr, s.peer, where.addr, where.key, &s_ctx); }));
+    size_t errors = 0;
+    bool failed = false;
+    CHECK(collect(s, posted, nullptr, errors, failed));
+    CHECK(errors == posted);  // none of them reached a living target
+    size_t total_errors = errors + (4 - posted);
+    CHECK(total_errors >= 1);
+    close_side(s);
+    return 0;
+}
+
 // Runs A and B; kills `victim` once it says it is ready; the survivor must pass.
 void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
     int sv[2], ctl[2];
@@ -194,6 +245,10 @@ void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
     EXPECT_EQ(wait_bounded(victim, deadline), 128 + SIGKILL) << "victim";
     EXPECT_EQ(wait_bounded(survivor, deadline), 0) << "survivor";
+}
+
+TEST(PeerFailure, RmaTargetDies) {
+    run_case(rma_target_dies, false);
 }
 
 TEST(PeerFailure, ReceiverDiesMidTransfer) {
