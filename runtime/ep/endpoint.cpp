@@ -526,6 +526,7 @@ int Endpoint::enable() noexcept {
         dcfg.rem_write_cntr = cntrs_[kCntrRemoteWrite];
         dcfg.domain = domain_;
         dcfg.caps = info_->caps;
+        dcfg.ordered = (info_->tx_attr->msg_order & ~uint64_t{FI_ORDER_SAS}) != 0;
         dcfg.tx_size = options_.tx_size;
         dcfg.rx_size = options_.rx_size;
         dcfg.inject_msg_size = options_.inject_msg_size;

@@ -45,9 +45,19 @@ inline constexpr uint64_t kApi2Caps =
 // FI_REMOTE_READ / FI_REMOTE_WRITE counters (as fi_endpoint(3) says).
 inline constexpr uint64_t kOnlyOnRequestCaps = kApi2Caps | FI_RMA_EVENT;
 
-// Message ordering guaranteed between two endpoints: sends are delivered in the order they
-// were posted (one queue per peer, lanes that keep order).
+// Message ordering guaranteed on every endpoint: sends are delivered in the order they were
+// posted (one queue per peer, lanes that keep order).
 inline constexpr uint64_t kMsgOrder = FI_ORDER_SAS;
+// Orderings an application may ask for (returned when asked for; without hints, all of them,
+// for every size: max_order_*_size is max_msg_size). Operations carried by active messages take
+// effect in order anyway; an endpoint given any of these also makes an operation wait while an
+// earlier one to the same peer still waits for the peer's answer (zero-copy RMA, rendezvous),
+// as FI_FENCE does (docs/rma.md).
+inline constexpr uint64_t kRequestableOrder =
+    FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS |
+    FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_SAS | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |
+    FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
+    FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
 
 // Tag bits: all 64 are the application's (FI_TAG_GENERIC, as libfabric's shm provider).
 inline constexpr uint64_t kMemTagFormat = 0xAAAAAAAAAAAAAAAAULL;

@@ -433,6 +433,11 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
             res.reason = "out of memory";
             return res;
         }
+        // Orderings: SAS always, the others when asked for (they make operations wait).
+        out->tx_attr->msg_order =
+            kMsgOrder | (hints->tx_attr ? hints->tx_attr->msg_order & kRequestableOrder : 0);
+        out->rx_attr->msg_order =
+            kMsgOrder | (hints->rx_attr ? hints->rx_attr->msg_order & kRequestableOrder : 0);
         if (hints->tx_attr) {
             out->tx_attr->op_flags = hints->tx_attr->op_flags;
             out->tx_attr->mode = cand.tx_attr->mode & hints->tx_attr->mode;

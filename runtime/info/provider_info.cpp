@@ -42,7 +42,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     tx.caps = caps & kTxCaps;
     tx.mode = kRequiredModes;
     tx.op_flags = 0;
-    tx.msg_order = kMsgOrder;
+    tx.msg_order = kRequestableOrder;
     tx.comp_order = 0;
     tx.inject_size = offer.inject_size;
     tx.size = kTxSize;
@@ -53,7 +53,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     rx.caps = caps & kRxCaps;
     rx.mode = kRequiredModes;
     rx.op_flags = 0;
-    rx.msg_order = kMsgOrder;
+    rx.msg_order = kRequestableOrder;
     rx.comp_order = 0;
     rx.total_buffered_recv = 0;
     rx.size = kRxSize;
@@ -65,9 +65,9 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     ep.protocol_version = kProtocolVersion;
     ep.max_msg_size = offer.max_msg_size;
     ep.msg_prefix_size = 0;
-    ep.max_order_raw_size = 0;
-    ep.max_order_war_size = 0;
-    ep.max_order_waw_size = 0;
+    ep.max_order_raw_size = offer.max_msg_size;  // when asked for, ordering holds for any size
+    ep.max_order_war_size = offer.max_msg_size;
+    ep.max_order_waw_size = offer.max_msg_size;
     ep.mem_tag_format = kMemTagFormat;
     ep.tx_ctx_cnt = 1;
     ep.rx_ctx_cnt = 1;

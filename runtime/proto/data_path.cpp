@@ -170,7 +170,10 @@ void DataPath::write_completion(const Completion &c) noexcept {
 void DataPath::finish_send(SendReq *r, int error) noexcept {
     if (r->handed_off) {
         r->handed_off = false;
-        if (r->peer < peers_.size()) --peers_[r->peer]->handed_off;
+        if (r->peer < peers_.size()) {
+            --peers_[r->peer]->handed_off;
+            if (r->op != SendOp::kMessage) --peers_[r->peer]->rma_handed_off;
+        }
     }
     if (r->op != SendOp::kMessage) {
         finish_rma(r, error);

@@ -65,6 +65,9 @@ struct DataPathConfig {
     // The domain whose MR key table peers' RMA is checked against (nullptr: refused).
     Domain *domain = nullptr;
     uint64_t caps = 0;        // the endpoint's negotiated capabilities
+    // tx msg_order has orderings beyond FI_ORDER_SAS: RMA and atomics wait while anything to
+    // their peer waits for its answer, messages while RMA or atomics do.
+    bool ordered = false;
     size_t tx_size = 0;       // sends outstanding at most (tx_attr->size)
     size_t rx_size = 0;       // receives posted at most (rx_attr->size)
     size_t inject_msg_size = 0;     // FI_OPT_INJECT_MSG_SIZE (tx_attr->inject_size)

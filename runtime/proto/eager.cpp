@@ -109,7 +109,8 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
     // request record: it is complete when the call returns.
     if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_ &&
-        iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE)) {
+        iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE) &&
+        p->rma_handed_off == 0) {
         const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
         if (s == transports::kOk) {
             if (completion && cfg_.tx_cq != nullptr) {
@@ -183,11 +184,16 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     // FI_FENCE: nothing of it goes before every earlier operation to this peer completed
     // (earlier ones are ahead in the queue; those that went out are counted).
-    if (r.fence && !r.started && p.handed_off > 0) return transports::kNoResource;
-    const transports::Status s = r.op != SendOp::kMessage ? push_rma(p, r) : push_message(p, r);
+    const bool rma = r.op != SendOp::kMessage;
+    if (!r.started && ((r.fence && p.handed_off > 0) ||
+                       (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
+        return transports::kNoResource;
+    }
+    const transports::Status s = rma ? push_rma(p, r) : push_message(p, r);
     if (s == kHandedOff && !r.handed_off) {
         r.handed_off = true;
         ++p.handed_off;
+        if (rma) ++p.rma_handed_off;
     }
     return s;
 }

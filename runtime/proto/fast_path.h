@@ -49,6 +49,7 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
     // the tag, the rest is staged here so the message goes as one am_short.
     const size_t after_tag = sizeof(wire::EagerHdr) - sizeof(uint64_t) + (has_data ? 8 : 0);
     if (p != nullptr && p->state == PeerState::kConnected && p->queue.empty() &&
+        p->rma_handed_off == 0 &&  // (ordered endpoints: messages wait behind RMA)
         tx_outstanding_ < tx_size_ && len <= p->rndv_thresh &&
         len + after_tag + sizeof(uint64_t) <= p->lane.max_short() &&
         len + after_tag <= kStagedShort &&

@@ -61,6 +61,7 @@ struct Peer {
     // Operations that went out and wait for the peer's answer (rendezvous, RMA, atomics):
     // a fenced operation waits until none does.
     uint32_t handed_off = 0;
+    uint32_t rma_handed_off = 0;  // of them, RMA and atomics
     uint64_t next_msg_id = 0;
 
     // The multi-fragment message arriving from this peer now (one at a time: a sender sends

@@ -92,7 +92,8 @@ const Case kCases[] = {
     {"tx iov_limit too big", [](fi_info &h) { h.tx_attr->iov_limit = 7; }, "tx iov_limit"},
     {"rx size too big", [](fi_info &h) { h.rx_attr->size = kRxSize + 1; }, "rx size"},
     {"msg_order SAS guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_SAS; }, nullptr},
-    {"msg_order RAW not guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_RAW; }, "msg_order"},
+    {"msg_order RAW given when asked", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_RAW; }, nullptr},
+    {"msg_order FI_ORDER_DATA (deprecated) not guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_DATA; }, "msg_order"},
     {"commit complete unsupported", [](fi_info &h) { h.tx_attr->op_flags = FI_COMMIT_COMPLETE; }, "FI_COMMIT_COMPLETE"},
     {"ep tx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 2; }, "tx_ctx_cnt"},
     {"shared contexts not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; }, "shared contexts"},
@@ -132,7 +133,7 @@ TEST(HintMatch, NullHintsMatchEverything) {
                              FI_LOCAL_COMM | FI_REMOTE_COMM |
                              FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID | FI_SHARED_AV);
-    EXPECT_EQ(out->tx_attr->msg_order, static_cast<uint64_t>(FI_ORDER_SAS));
+    EXPECT_EQ(out->tx_attr->msg_order, kRequestableOrder) << "without hints: every ordering";
     EXPECT_EQ(out->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
     EXPECT_EQ(out->domain_attr->mr_mode, 0);
     EXPECT_STREQ(out->domain_attr->name, "eth0");
@@ -214,6 +215,28 @@ TEST(HintMatch, RmaEventOnRequest) {
     EXPECT_NE(out->caps & FI_RMA_EVENT, 0u);
     EXPECT_NE(out->rx_attr->caps & FI_RMA_EVENT, 0u);
     EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_RMA_EVENT | FI_MR_VIRT_ADDR);
+}
+
+// Orderings beyond FI_ORDER_SAS are given to those who ask (they make operations wait).
+TEST(HintMatch, OrderingsAsAskedFor) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    InfoPtr hints(alloc_info());
+    hints->caps = FI_RMA;
+    {
+        MatchResult m = match_hints(*cand, hints.get(), kApi);
+        InfoPtr out(m.info);
+        ASSERT_TRUE(out) << m.reason;
+        EXPECT_EQ(out->tx_attr->msg_order, uint64_t{FI_ORDER_SAS});
+        EXPECT_EQ(out->rx_attr->msg_order, uint64_t{FI_ORDER_SAS});
+    }
+    hints->tx_attr->msg_order = FI_ORDER_RAW | FI_ORDER_WAW | FI_ORDER_RMA_RAW | FI_ORDER_ATOMIC_WAR;
+    hints->ep_attr->max_order_raw_size = 1 << 20;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_EQ(out->tx_attr->msg_order, uint64_t{FI_ORDER_SAS | FI_ORDER_RAW | FI_ORDER_WAW |
+                                                FI_ORDER_RMA_RAW | FI_ORDER_ATOMIC_WAR});
+    EXPECT_GE(out->ep_attr->max_order_raw_size, size_t{1} << 20);
 }
 
 TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {

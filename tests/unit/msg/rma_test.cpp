@@ -597,3 +597,54 @@ TEST_F(RmaTest, FencedOperationsWaitForEarlierOnes) {
 
 }  // namespace
 }  // namespace ufi::msg_test
+
+namespace ufi::msg_test {
+namespace {
+
+// An endpoint that asked for RMA orderings (RAW, WAW, SAW...) gets them without FI_FENCE:
+// a read after a large (zero-copy) write sees it, and a message sent after it finds it in
+// place when it is received.
+class RmaOrderedTest : public RmaTest {
+  protected:
+    void adjust_hints(fi_info *h) override {
+        RmaTest::adjust_hints(h);
+        h->tx_attr->msg_order = FI_ORDER_RAW | FI_ORDER_WAW | FI_ORDER_SAW | FI_ORDER_SAS |
+                                FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAW;
+    }
+};
+
+TEST_F(RmaOrderedTest, ReadAndSendAfterALargeWriteSeeIt) {
+    ASSERT_NE(info_->tx_attr->msg_order & FI_ORDER_RAW, 0u);
+    const size_t n = 4 << 20;
+    std::vector<uint8_t> target(n, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    for (int round = 0; round < 3; ++round) {
+        const auto fresh = pattern(n, static_cast<uint8_t>(7 + round));
+        std::vector<uint8_t> back(n, 0);
+        uint64_t note = 0, got = 0;
+        ASSERT_EQ(fi_trecv(b_.ep, &got, 8, nullptr, FI_ADDR_UNSPEC, 77, 0, nullptr), 0);
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, fresh.data(), n, nullptr, a_to_b_,
+                                      addr(target.data(), target.data()), fi_mr_key(mr), nullptr);
+                  }),
+                  0);
+        ASSERT_EQ(retry([&] {
+                      return fi_read(a_.ep, back.data(), n, nullptr, a_to_b_,
+                                     addr(target.data(), target.data()), fi_mr_key(mr), nullptr);
+                  }),
+                  0);
+        note = 1 + round;
+        ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, &note, 8, nullptr, a_to_b_, 77, nullptr); }), 0);
+        // B's receive: the write is in place by then (SAW).
+        fi_cq_tagged_entry e{};
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        EXPECT_EQ(got, note);
+        EXPECT_TRUE(target == fresh) << "the message overtook the write";
+        for (int i = 0; i < 3; ++i) ASSERT_EQ(wait(a_.cq, e), 1);
+        EXPECT_TRUE(back == fresh) << "the read overtook the write";
+    }
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
