@@ -8,6 +8,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace ufi::runtime::mr {
@@ -74,6 +76,7 @@ int key_check_errno(KeyCheck check) noexcept {
         case KeyCheck::Disabled:
         case KeyCheck::AccessDenied:
         case KeyCheck::OutOfBounds:
+        case KeyCheck::Unauthorized:
             break;
     }
     return -FI_EACCES;
@@ -93,12 +96,31 @@ const char *key_check_name(KeyCheck check) noexcept {
             return "outside the memory region";
         case KeyCheck::Consumed:
             return "single-use key already used";
+        case KeyCheck::Unauthorized:
+            return "the peer does not hold the region's authorization key";
     }
     return "?";
 }
 
+namespace {
+
+// Whether a peer admitted with `auth` may reach `mr` (its key fixed at registration and, on
+// FI_AV_AUTH_KEY domains, the keys held from fi_mr_enable on).
+bool peer_authorized(const Mr &mr, const PeerAuth &auth) {
+    if (mr.holds_auth_keys) {
+        return std::find(mr.held_auth_keys.begin(), mr.held_auth_keys.end(), auth.key_handle) !=
+               mr.held_auth_keys.end();
+    }
+    if (mr.auth_key.empty()) return true;  // the domain's key: every peer the endpoint admitted
+    return auth.key_len == mr.auth_key.size() &&
+           std::memcmp(auth.key, mr.auth_key.data(), auth.key_len) == 0;
+}
+
+}  // namespace
+
 KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t addr, std::size_t len,
-                             std::uint64_t access, bool consume, RemoteTarget *out) noexcept {
+                             std::uint64_t access, bool consume, RemoteTarget *out,
+                             const PeerAuth *auth) noexcept {
     MrState *state = mr_state_of(domain);
     if (state == nullptr) return KeyCheck::UnknownKey;
     return state->keys.visit(key, [&](Mr *mr) {
@@ -106,6 +128,7 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
         if (mr == nullptr || (mr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) == 0)
             return KeyCheck::UnknownKey;
         if (!mr->enabled.load(std::memory_order_acquire)) return KeyCheck::Disabled;
+        if (auth != nullptr && !peer_authorized(*mr, *auth)) return KeyCheck::Unauthorized;
         if ((mr->access & access) != access) return KeyCheck::AccessDenied;
         if (addr + len < addr) return KeyCheck::OutOfBounds;
         RemoteTarget t;

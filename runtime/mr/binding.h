@@ -64,6 +64,16 @@ enum class KeyCheck {
     AccessDenied,  // the MR lacks FI_REMOTE_READ / FI_REMOTE_WRITE: -FI_EACCES
     OutOfBounds,   // the range leaves the MR: -FI_EACCES
     Consumed,      // FI_MR_SINGLE_USE key already used: -FI_EKEYREJECTED
+    Unauthorized,  // the peer does not hold the MR's authorization key: -FI_EACCES
+};
+
+// The authorization key a peer was admitted with (the endpoint checked it at the handshake):
+// classic domains, its bytes (the endpoint's own key); FI_AV_AUTH_KEY domains, the handle of
+// the held key it matched.
+struct PeerAuth {
+    const std::uint8_t *key = nullptr;
+    std::size_t key_len = 0;
+    fi_addr_t key_handle = FI_ADDR_NOTAVAIL;
 };
 int key_check_errno(KeyCheck check) noexcept;
 const char *key_check_name(KeyCheck check) noexcept;
@@ -78,9 +88,13 @@ struct RemoteTarget {
 // Validates a peer's access to [addr, addr + len) of key `key` for `access` (FI_REMOTE_READ
 // and/or FI_REMOTE_WRITE): bounds (virtual address under FI_MR_VIRT_ADDR, else offset from
 // 0), access rights and enabled state. `consume` uses up a FI_MR_SINGLE_USE key. `out` is
-// filled for Ok, and for Consumed (the range is valid; the key was used).
+// filled for Ok, and for Consumed (the range is valid; the key was used). With `auth`, a peer
+// must hold the MR's authorization key: the MR's own bytes when it was registered with one
+// (classic domains), one of the keys it holds (FI_AV_AUTH_KEY domains: the AV's, or the one
+// FI_AUTH_KEY named).
 KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t addr, std::size_t len,
-                             std::uint64_t access, bool consume, RemoteTarget *out) noexcept;
+                             std::uint64_t access, bool consume, RemoteTarget *out,
+                             const PeerAuth *auth = nullptr) noexcept;
 
 // Counts a completed remote access on the counters bound to the MR with a matching flag
 // (FI_REMOTE_WRITE / FI_REMOTE_READ).

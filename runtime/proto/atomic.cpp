@@ -276,7 +276,7 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
     const bool reads = kind != atomics::Kind::kWrite;
     const uint64_t access = (writes ? FI_REMOTE_WRITE : 0) | (reads ? FI_REMOTE_READ : 0);
     IovList where;
-    const int status = rma_target(segs, h.segments, bytes, access, true, where);
+    const int status = rma_target(p, segs, h.segments, bytes, access, true, where);
     if (status != 0) {
         ++stats_.rma_refused;
         return send_atomic_answer(p, h.id, status, nullptr, 0);

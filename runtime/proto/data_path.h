@@ -402,9 +402,10 @@ class DataPath {
     transports::Status push_rma(Peer &p, SendReq &r) noexcept;
     // The local buffers behind an access's target segments, checked against the MR key table
     // for `access` (FI_REMOTE_READ / FI_REMOTE_WRITE): 0 or the negative fi errno the
-    // initiator gets. `consume` uses up FI_MR_SINGLE_USE keys.
-    int rma_target(const wire::RmaSeg *segs, size_t nsegs, uint64_t total, uint64_t access,
-                   bool consume, IovList &out) noexcept;
+    // initiator gets. `first` (the operation's first check) uses up FI_MR_SINGLE_USE keys.
+    // Peer p must hold each MR's authorization key.
+    int rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
+                   uint64_t access, bool first, IovList &out) noexcept;
     void handle_rma_write(const uint8_t *data, size_t length) noexcept;
     void handle_rma_read_req(const uint8_t *data, size_t length) noexcept;
     void handle_rma_read_resp(const uint8_t *data, size_t length) noexcept;

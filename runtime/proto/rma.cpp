@@ -365,10 +365,15 @@ void DataPath::handle_rma_read_resp(const uint8_t *data, size_t length) noexcept
 // ---------------------------------------------------------------------------------------
 // Target
 
-int DataPath::rma_target(const wire::RmaSeg *segs, size_t nsegs, uint64_t total, uint64_t access,
-                         bool first, IovList &out) noexcept {
+int DataPath::rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
+                         uint64_t access, bool first, IovList &out) noexcept {
     out.count = 0;
     out.total = 0;
+    // The key the peer was admitted with, against each MR's own.
+    mr::PeerAuth auth;
+    auth.key = cfg_.auth_key.data();
+    auth.key_len = cfg_.auth_key.size();
+    auth.key_handle = p.key_handle;
     uint64_t sum = 0;
     for (size_t i = 0; i < nsegs; ++i) {
         const wire::RmaSeg &s = segs[i];
@@ -382,7 +387,7 @@ int DataPath::rma_target(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
             mr::RemoteTarget t;
             const mr::KeyCheck c =
                 mr::check_remote_access(cfg_.domain, s.key, s.addr + done, s.len - done, access,
-                                        !repeated && done == 0, &t);
+                                        !repeated && done == 0, &t, &auth);
             if (c != mr::KeyCheck::Ok && !(c == mr::KeyCheck::Consumed && (repeated || done != 0))) {
                 UFI_LOG_DEBUG(Subsys::EpData, "RMA refused: key {:#x} [{:#x}, +{}): {}", s.key,
                               s.addr + done, s.len - done, mr::key_check_name(c));
@@ -424,7 +429,7 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
             return;
         }
         IovList where;
-        const int status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, true, where);
+        const int status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, true, where);
         if (status != 0) {
             ++stats_.rma_refused;
             send_ack(p, wire::kAmRmaAck, v.h.id, status);
@@ -441,7 +446,7 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
     int status = first ? 0 : p.rma_in_status;
     if (status == 0) {
         IovList where;
-        status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, first, where);
+        status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, first, where);
         if (status == 0) where.copy_in(v.h.offset, v.payload, v.len);
         else ++stats_.rma_refused;
     }
@@ -497,7 +502,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
     }
     Peer &p = *peers_[v.h.src];
     IovList where;
-    const int status = rma_target(v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);
+    const int status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);
     if (status != 0) {
         ++stats_.rma_refused;
         send_read_answer(p, v.h.id, status, 0);

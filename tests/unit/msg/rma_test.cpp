@@ -648,3 +648,42 @@ TEST_F(RmaOrderedTest, ReadAndSendAfterALargeWriteSeeIt) {
 
 }  // namespace
 }  // namespace ufi::msg_test
+
+namespace ufi::msg_test {
+namespace {
+
+// An MR registered with its own authorization key is out of reach of peers admitted with
+// another (here: the endpoints' empty key).
+TEST_F(RmaTest, RegionWithAnotherAuthKeyRefusesThePeer) {
+    std::vector<uint8_t> target(64, 0x3C);
+    iovec iov{target.data(), target.size()};
+    uint8_t secret[6] = {'s', 'e', 'c', 'r', 'e', 't'};
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = FI_REMOTE_READ | FI_REMOTE_WRITE;
+    attr.requested_key = 0x5151;
+    attr.auth_key = secret;
+    attr.auth_key_size = sizeof secret;
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_regattr(domain_, &attr, 0, &mr), 0);
+    mrs_.push_back(mr);
+    uint64_t v = 1;
+    int ctx = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_write(a_.ep, &v, 8, nullptr, a_to_b_, addr(target.data(), target.data()),
+                                  fi_mr_key(mr), &ctx);
+              }),
+              0);
+    EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    ASSERT_EQ(retry([&] {
+                  return fi_read(a_.ep, &v, 8, nullptr, a_to_b_, addr(target.data(), target.data()),
+                                 fi_mr_key(mr), &ctx);
+              }),
+              0);
+    EXPECT_EQ(expect_error(&ctx), FI_EACCES);
+    for (uint8_t b : target) EXPECT_EQ(b, 0x3C);
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
