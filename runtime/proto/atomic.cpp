@@ -291,13 +291,8 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
         atomics::apply(h.op, h.datatype, h.count, value, operand, cmp, reads ? old : nullptr);
         if (writes) where.copy_in(0, value, bytes);
     }
-    if (writes) target_write_done(p, segs, h.segments, bytes, h.flags, h.data);
-    if (reads) {
-        for (uint32_t i = 0; i < h.segments; ++i) {
-            mr::count_remote_access(cfg_.domain, segs[i].key, FI_REMOTE_READ, segs[i].len);
-        }
-        if (cfg_.rem_read_cntr != nullptr) cntr::on_completion(cfg_.rem_read_cntr, bytes);
-    }
+    count_remote(segs, h.segments, bytes, access);
+    if (writes) remote_cq_data(p, h.flags, h.data, bytes);
     send_atomic_answer(p, h.id, 0, reads ? old : nullptr, reads ? bytes : 0);
 }
 

@@ -417,6 +417,12 @@ class DataPath {
     // A peer's write is in place (its last fragment, or its gets): counters, remote CQ data.
     void target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                            uint32_t flags, uint64_t data) noexcept;
+    // A peer's access counted on the MR's and the endpoint's counters for `access`
+    // (FI_REMOTE_READ and/or FI_REMOTE_WRITE), once per counter.
+    void count_remote(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
+                      uint64_t access) noexcept;
+    // fi_writedata's (or an atomic's) remote CQ data, as an entry in the target's CQ.
+    void remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t total) noexcept;
     // Zero copy (wire::kRmaZcopy). Initiator: registers r's buffers on the peer's zero-copy
     // transport and sends the one request; UCS_ERR_UNSUPPORTED when it cannot (the AM path
     // then carries it). Target: the access checked, gets (a write) or puts (a read) between

@@ -272,12 +272,7 @@ void DataPath::finish_rma(SendReq *r, int error) noexcept {
         // The target's zero-copy side of a peer's write: counted and answered already.
     } else if (r->op == SendOp::kReadResp) {
         // The target's side of a peer's read: counted once its bytes went.
-        if (error == 0) {
-            for (const wire::RmaSeg &s : r->rma) {
-                mr::count_remote_access(cfg_.domain, s.key, FI_REMOTE_READ, s.len);
-            }
-            if (cfg_.rem_read_cntr != nullptr) cntr::on_completion(cfg_.rem_read_cntr, r->iov.total);
-        }
+        if (error == 0) count_remote(r->rma.data(), r->rma.size(), r->iov.total, FI_REMOTE_READ);
     } else {
         if (r->completion || error != 0) {
             Completion c{};
@@ -458,12 +453,28 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
     send_ack(p, wire::kAmRmaAck, v.h.id, status);
 }
 
+void DataPath::count_remote(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
+                            uint64_t access) noexcept {
+    // One access, one count per counter: a fetching atomic is a read and a write, and a
+    // counter bound for both counts it once.
+    for (size_t i = 0; i < nsegs; ++i) {
+        bool seen = false;  // an MR named by several segments counts the access once
+        for (size_t j = 0; j < i && !seen; ++j) seen = segs[j].key == segs[i].key;
+        if (!seen) mr::count_remote_access(cfg_.domain, segs[i].key, access, segs[i].len);
+    }
+    cntr::Cntr *w = (access & FI_REMOTE_WRITE) ? cfg_.rem_write_cntr : nullptr;
+    cntr::Cntr *r = (access & FI_REMOTE_READ) ? cfg_.rem_read_cntr : nullptr;
+    if (w != nullptr) cntr::on_completion(w, total);
+    if (r != nullptr && r != w) cntr::on_completion(r, total);
+}
+
 void DataPath::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                                  uint32_t flags, uint64_t data) noexcept {
-    for (size_t i = 0; i < nsegs; ++i) {
-        mr::count_remote_access(cfg_.domain, segs[i].key, FI_REMOTE_WRITE, segs[i].len);
-    }
-    if (cfg_.rem_write_cntr != nullptr) cntr::on_completion(cfg_.rem_write_cntr, total);
+    count_remote(segs, nsegs, total, FI_REMOTE_WRITE);
+    remote_cq_data(p, flags, data, total);
+}
+
+void DataPath::remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t total) noexcept {
     if ((flags & wire::kRmaHasData) && cfg_.rx_cq != nullptr) {
         // fi_writedata: the data reaches the target's CQ (no receive buffer is consumed: ufi
         // does not require FI_RX_CQ_DATA).

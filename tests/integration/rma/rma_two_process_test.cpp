@@ -173,6 +173,59 @@ TEST(RmaTwoProcesses, FetchAddFromBothSidesLosesNothing) {
     EXPECT_EQ(r.b, 0);
 }
 
+// FI_MR_RAW's flow between processes: B sends its region's raw key (fi_mr_raw_attr), A maps
+// it (fi_mr_map_raw) and writes and reads through the mapped key, then unmaps it.
+int raw_key(const char *role, int sock, bool a_side) {
+    Side s{role, sock};
+    CHECK(open_side(s, FI_RMA) == 0);
+    std::vector<uint8_t> region(100000, 0);
+    if (!a_side) {
+        fid_mr *mr = nullptr;
+        CHECK(fi_mr_reg(s.domain, region.data(), region.size(), FI_REMOTE_READ | FI_REMOTE_WRITE,
+                        0, kKey, 0, &mr, nullptr) == 0);
+        uint64_t base = 0;
+        size_t size = 0;
+        CHECK(fi_mr_raw_attr(mr, &base, nullptr, &size, 0) == -FI_ETOOSMALL);
+        std::vector<uint8_t> raw(size);
+        CHECK(fi_mr_raw_attr(mr, &base, raw.data(), &size, 0) == 0);
+        const uint64_t n = size;
+        CHECK(s.io(&base, sizeof base, true) && s.io(const_cast<uint64_t *>(&n), sizeof n, true) &&
+              s.io(raw.data(), size, true));
+        CHECK(s.sync());  // A wrote and read
+        const auto want = pattern(region.size(), 61);
+        CHECK(region == want);
+        CHECK(s.sync());
+        fi_close(&mr->fid);
+    } else {
+        uint64_t base = 0, n = 0;
+        CHECK(s.io(&base, sizeof base, false) && s.io(&n, sizeof n, false) && n < 4096);
+        std::vector<uint8_t> raw(n);
+        CHECK(s.io(raw.data(), n, false));
+        uint64_t mapped = 0;
+        CHECK(fi_mr_map_raw(s.domain, base, raw.data(), raw.size(), &mapped, 0) == 0);
+        const auto out = pattern(region.size(), 61);
+        const bool virt = (s.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+        const uint64_t at = virt ? base : 0;
+        fi_cq_tagged_entry e{};
+        CHECK(s.retry([&] { return fi_write(s.ep, out.data(), out.size(), nullptr, s.peer, at, mapped, nullptr); }) == 0);
+        CHECK(s.wait(e) == 1 && e.flags == (FI_RMA | FI_WRITE));
+        std::vector<uint8_t> back(out.size());
+        CHECK(s.retry([&] { return fi_read(s.ep, back.data(), back.size(), nullptr, s.peer, at, mapped, nullptr); }) == 0);
+        CHECK(s.wait(e) == 1 && back == out);
+        CHECK(fi_mr_unmap_key(s.domain, mapped) == 0);
+        CHECK(s.sync());
+        CHECK(s.sync());
+    }
+    close_side(s);
+    return 0;
+}
+
+TEST(RmaTwoProcesses, RawKeyRoundTrip) {
+    const PairResult r = run_pair(raw_key, "A", "B");
+    EXPECT_EQ(r.a, 0);
+    EXPECT_EQ(r.b, 0);
+}
+
 TEST(RmaTwoProcesses, WritesReadsDataAndRefusals) {
     const PairResult r = run_pair(run, "A", "B");
     EXPECT_EQ(r.a, 0);

@@ -687,3 +687,85 @@ TEST_F(RmaTest, RegionWithAnotherAuthKeyRefusesThePeer) {
 
 }  // namespace
 }  // namespace ufi::msg_test
+
+namespace ufi::msg_test {
+namespace {
+
+// What MPI one-sided layers and SHMEM runtimes ask of one endpoint, together: FI_RMA_EVENT
+// counters at the target, FI_FENCE, FI_DELIVERY_COMPLETE as the default op flag, remote CQ
+// data, and 64-bit fetch-add beside 32-bit compare-swap on the same memory.
+class OneSidedTest : public RmaTest {
+  protected:
+    void adjust_hints(fi_info *h) override {
+        h->caps |= FI_RMA | FI_ATOMIC | FI_RMA_EVENT | FI_FENCE | FI_REMOTE_CQ_DATA;
+        h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    }
+};
+
+TEST_F(OneSidedTest, FeaturesTogetherOnOneEndpoint) {
+    ASSERT_EQ(info_->caps & (FI_RMA_EVENT | FI_FENCE | FI_ATOMIC), FI_RMA_EVENT | FI_FENCE | FI_ATOMIC);
+    ASSERT_EQ(info_->tx_attr->op_flags, uint64_t{FI_DELIVERY_COMPLETE});
+    alignas(8) uint8_t window[64] = {};
+    fid_mr *mr = reg(window, sizeof window, FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    fi_cntr_attr cattr{};
+    cattr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *remote = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &cattr, &remote, nullptr), 0);
+    ASSERT_EQ(fi_mr_bind(mr, &remote->fid, FI_REMOTE_WRITE | FI_REMOTE_READ), 0);
+    const uint64_t key = fi_mr_key(mr);
+    const uint64_t base = addr(window, window);
+    int ctx = 0;
+    // 64-bit fetch-adds on the word.
+    uint64_t add = 0x100000001ULL, old64 = 0;
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(retry([&] {
+                      return fi_fetch_atomic(a_.ep, &add, 1, nullptr, &old64, nullptr, a_to_b_, base,
+                                             key, FI_UINT64, FI_SUM, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_ATOMIC | FI_READ);
+        EXPECT_EQ(old64, add * uint64_t(i));
+    }
+    // A 32-bit compare-swap on its low half (3 -> 42), fenced behind them.
+    uint32_t cmp = 3, swap = 42, old32 = 0;
+    fi_ioc op_ioc{&swap, 1}, cmp_ioc{&cmp, 1}, res_ioc{&old32, 1};
+    fi_rma_ioc rma{base, 1, key};
+    fi_msg_atomic msg{};
+    msg.msg_iov = &op_ioc;
+    msg.iov_count = 1;
+    msg.addr = a_to_b_;
+    msg.rma_iov = &rma;
+    msg.rma_iov_count = 1;
+    msg.datatype = FI_UINT32;
+    msg.op = FI_CSWAP;
+    msg.context = &ctx;
+    ASSERT_EQ(retry([&] {
+                  return fi_compare_atomicmsg(a_.ep, &msg, &cmp_ioc, nullptr, 1, &res_ioc, nullptr, 1,
+                                              FI_FENCE | FI_DELIVERY_COMPLETE | FI_COMPLETION);
+              }),
+              0);
+    expect_done(&ctx, FI_ATOMIC | FI_READ);
+    EXPECT_EQ(old32, 3u);
+    uint64_t now = 0;
+    std::memcpy(&now, window, 8);
+    EXPECT_EQ(now, (uint64_t{3} << 32) | 42u) << "the 64-bit adds and the 32-bit swap compose";
+    // fi_writedata into the next word: the target's CQ entry, then the target's counter.
+    const uint64_t v = 0xabcdef;
+    ASSERT_EQ(retry([&] {
+                  return fi_writedata(a_.ep, &v, 8, nullptr, 0x77, a_to_b_, base + 8, key, &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    EXPECT_EQ(e.data, 0x77u);
+    EXPECT_EQ(std::memcmp(window + 8, &v, 8), 0);
+    EXPECT_EQ(fi_cntr_read(remote), 5u) << "3 fetch-adds, the compare-swap, the write";
+    for (fid_mr *m : mrs_) EXPECT_EQ(fi_close(&m->fid), 0);
+    mrs_.clear();
+    EXPECT_EQ(fi_close(&remote->fid), 0);
+}
+
+}  // namespace
+}  // namespace ufi::msg_test
