@@ -40,9 +40,10 @@ inline constexpr uint64_t kSecondaryCaps =
 // against those (fabtests' fi_getinfo_test) count them as bits nobody asked for.
 inline constexpr uint64_t kApi2Caps =
     FI_TAGGED_DIRECTED_RECV | FI_TAGGED_MULTI_RECV | FI_EXACT_DIRECTED_RECV;
-// FI_RMA_EVENT too: it binds the endpoint to the FI_MR_RMA_EVENT protocol when the
-// application offers that mr_mode bit, and an endpoint that did not ask for it refuses
-// FI_REMOTE_READ / FI_REMOTE_WRITE counters (as fi_endpoint(3) says).
+// FI_RMA_EVENT is not added to capabilities an application names without it (it binds the
+// endpoint to the FI_MR_RMA_EVENT protocol when the application offers that mr_mode bit, and
+// an endpoint without it refuses FI_REMOTE_READ / FI_REMOTE_WRITE counters, as fi_endpoint(3)
+// says); without hints, or with caps 0, it is given like every other capability.
 inline constexpr uint64_t kOnlyOnRequestCaps = kApi2Caps | FI_RMA_EVENT;
 
 // Message ordering guaranteed on every endpoint: sends are delivered in the order they were

@@ -51,7 +51,7 @@ uint64_t offered_caps(uint64_t caps) {
 // hints: what fi_info does) gets everything offered, as libfabric's providers answer, except
 // libfabric 2.0's receive capabilities (kOnlyOnRequestCaps).
 uint64_t negotiated_caps(uint64_t requested, uint64_t offered) {
-    if (requested == 0) return offered & ~kOnlyOnRequestCaps;
+    if (requested == 0) return offered & ~kApi2Caps;  // (FI_RMA_EVENT included)
     uint64_t primaries = requested & kPrimaryMask;
     uint64_t directions = requested & kDirectionMask;
     // Secondary capabilities alone still get the data-transfer primaries (not the domain's
@@ -333,7 +333,9 @@ bool check_fabric(const fi_fabric_attr &prov, const fi_fabric_attr &hint, std::s
 MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_version) {
     MatchResult res;
     const uint64_t offered = offered_caps(cand.caps);
-    uint64_t caps = cand.caps & ~kOnlyOnRequestCaps;  // no hints: everything offered
+    // No hints: everything offered (FI_RMA_EVENT too), but the API 2.0 receive caps (they
+    // restrict what an application may do).
+    uint64_t caps = cand.caps & ~kApi2Caps;
     uint32_t addr_format = cand.addr_format;
     std::optional<int> mr_mode_request;  // none without domain hints
 

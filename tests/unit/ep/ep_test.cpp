@@ -261,10 +261,21 @@ TEST_F(EpTest, BindCounters) {
     fid_ep *ep = open_ep();
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, 0), -FI_EBADFLAGS);
     EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_SEND | FI_SELECTIVE_COMPLETION), -FI_EBADFLAGS);
-    EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_REMOTE_WRITE), -FI_EINVAL) << "needs FI_RMA_EVENT";
-    EXPECT_EQ(fi_ep_bind(ep, &a->fid, FI_REMOTE_READ), -FI_EINVAL) << "needs FI_RMA_EVENT";
     {
-        // An endpoint that asked for FI_RMA_EVENT counts peers' accesses.
+        // Counting peers' accesses needs FI_RMA_EVENT in the endpoint's capabilities: an
+        // application that names its caps without it does not get it.
+        fi_info *plain = fi_dupinfo(info_);
+        ASSERT_NE(plain, nullptr);
+        plain->caps = (plain->caps & ~uint64_t{FI_RMA_EVENT}) | FI_MSG;
+        plain->rx_attr->caps &= ~uint64_t{FI_RMA_EVENT};
+        fid_ep *no_events = open_ep(nullptr, plain);
+        fi_freeinfo(plain);
+        ASSERT_NE(no_events, nullptr);
+        EXPECT_EQ(fi_ep_bind(no_events, &a->fid, FI_REMOTE_WRITE), -FI_EINVAL) << "needs FI_RMA_EVENT";
+        EXPECT_EQ(fi_ep_bind(no_events, &a->fid, FI_REMOTE_READ), -FI_EINVAL) << "needs FI_RMA_EVENT";
+        EXPECT_EQ(fi_close(&no_events->fid), 0);
+        forget(&no_events->fid);
+        // One that has it (as fi_getinfo gives it without hints, or when asked) counts them.
         fi_info *events = fi_dupinfo(info_);
         ASSERT_NE(events, nullptr);
         events->caps |= FI_RMA_EVENT;

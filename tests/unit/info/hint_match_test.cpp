@@ -128,7 +128,7 @@ TEST(HintMatch, NullHintsMatchEverything) {
     InfoPtr out(m.info);
     ASSERT_TRUE(out);
     EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC |
-                             FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                             FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT |
                              FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR | FI_FENCE |
                              FI_LOCAL_COMM | FI_REMOTE_COMM |
                              FI_AV_USER_ID | FI_SHARED_AV);
