@@ -53,18 +53,6 @@ int ioc_list(const fi_ioc *ioc, size_t n, size_t size, IovList &out) {
     return 0;
 }
 
-// The target's key (mapped raw keys name one); false for a mapped handle that names nothing.
-bool target_key(const Endpoint &ep, uint64_t key, uint64_t &out) {
-    if (!runtime::mr::is_mapped_key(key)) {
-        out = key;
-        return true;
-    }
-    const runtime::mr::MappedKey *m = runtime::mr::find_mapped_key(ep.domain(), key);
-    if (m == nullptr) return false;
-    out = m->bundle.key;
-    return true;
-}
-
 struct Call {
     uint8_t kind = kWrite;
     int op = 0;

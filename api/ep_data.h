@@ -30,6 +30,10 @@ int query_atomic(fid_domain *domain, fi_datatype datatype, fi_op op, fi_atomic_a
 int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
              runtime::proto::IovList &out);
 
+// The target's MR key behind an RMA or atomic call's `key`: itself, or the key of the raw key
+// fi_mr_map_raw mapped (api/ep_rma.cpp). False for a mapped handle that names nothing.
+bool target_key(const runtime::ep::Endpoint &ep, uint64_t key, uint64_t &out);
+
 // The endpoint behind a handle the call came through (the ops table is its own: trusted).
 inline runtime::ep::Endpoint *ep_of(fid_ep *ep) {
     return static_cast<runtime::ep::Endpoint *>(ep);

@@ -32,22 +32,6 @@ constexpr uint64_t kWriteFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
                                  FI_DELIVERY_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE;
 constexpr uint64_t kReadFlags = FI_COMPLETION | FI_FENCE | FI_MORE;
 
-// The target's MR key behind `key`: itself, or the key of the raw key fi_mr_map_raw mapped.
-// False for a mapped handle that names nothing.
-bool target_key(const Endpoint &ep, uint64_t key, uint64_t &out) {
-    if (!runtime::mr::is_mapped_key(key)) {
-        out = key;
-        return true;
-    }
-    const runtime::mr::MappedKey *m = runtime::mr::find_mapped_key(ep.domain(), key);
-    if (m == nullptr) {
-        UFI_LOG_INFO(Subsys::EpData, "RMA: key {:#x} is no mapped raw key of this domain", key);
-        return false;
-    }
-    out = m->bundle.key;
-    return true;
-}
-
 ssize_t do_rma(fid_ep *fep, SendOp op, const IovList &local, const RmaSeg *segs, size_t nsegs,
                fi_addr_t peer, void *context, uint64_t flags, uint64_t data) {
     return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
@@ -149,6 +133,20 @@ ssize_t rma_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, f
 }
 
 }  // namespace
+
+bool target_key(const runtime::ep::Endpoint &ep, uint64_t key, uint64_t &out) {
+    if (!runtime::mr::is_mapped_key(key)) {
+        out = key;
+        return true;
+    }
+    const runtime::mr::MappedKey *m = runtime::mr::find_mapped_key(ep.domain(), key);
+    if (m == nullptr) {
+        UFI_LOG_INFO(Subsys::EpData, "RMA: key {:#x} is no mapped raw key of this domain", key);
+        return false;
+    }
+    out = m->bundle.key;
+    return true;
+}
 
 fi_ops_rma g_ep_rma_ops = {
     .size = sizeof(fi_ops_rma),

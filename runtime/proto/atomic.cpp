@@ -99,17 +99,10 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
                      count, size, operand.total, compare.total, result.total, remote);
         return -FI_EINVAL;
     }
-    Peer *p = peer_for_addr(dest);
-    if (p == nullptr) return -FI_EINVAL;
-    if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
-    if (p->state == PeerState::kKnown) connect(*p);
-    if (p->state == PeerState::kFailed) return p->fail_status;
-    SendReq *r;
-    try {
-        r = send_pool_.get();
-    } catch (const std::bad_alloc &) {
-        return -FI_ENOMEM;
-    }
+    Peer *p = nullptr;
+    ssize_t rc = 0;
+    SendReq *r = new_op(dest, p, rc);
+    if (r == nullptr) return rc;
     try {
         r->rma.assign(segs, segs + nsegs);
         // The values are copied at the call (the message is small): the caller's buffers are
@@ -146,23 +139,7 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     r->comp.uct.count = 0;
     r->rma_flags = (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
-    ++tx_outstanding_;
-    if (p->state == PeerState::kConnected && p->queue.empty()) {
-        const tx::Status s = push(*p, *r);
-        if (s == tx::kOk) {
-            finish_send(r, r->status);
-            return 0;
-        }
-        if (s == kHandedOff) return 0;
-        if (s != tx::kNoResource) {
-            p->queue.push_back(r);
-            fail_peer(*p, fi_errno_of(s));
-            return 0;
-        }
-    }
-    p->queue.push_back(r);
-    mark_busy(*p);
-    return 0;
+    return submit(*p, r);
 }
 
 tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
@@ -188,21 +165,9 @@ tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
 
 void DataPath::handle_atomic_resp(const uint8_t *data, size_t length) noexcept {
     wire::RmaRespHdr h;
-    if (length < sizeof h) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    std::memcpy(&h, data, sizeof h);
-    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
-    SendReq *r = send_by_id(h.id, h.src);
+    SendReq *r = answered(data, length, SendOp::kAtomic, h);
+    if (r == nullptr) return;
     const size_t len = length - sizeof h;
-    if (r == nullptr || r->op != SendOp::kAtomic || !r->started) {
-        ++stats_.dropped_malformed;
-        return;
-    }
     if (h.status != 0) {
         r->status = wire_status(h.status);
     } else if (len != r->result.total) {

@@ -285,6 +285,13 @@ class DataPath {
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
     // the lane is full (r->offset says how far), or the lane's error.
     transports::Status push(Peer &p, SendReq &r) noexcept;
+    // A filled record of a new operation to p (one tx credit): pushed at once when nothing
+    // waits before it, else queued in order. Always 0 (a failure completes it with the error).
+    ssize_t submit(Peer &p, SendReq *r) noexcept;
+    // An RMA's or atomic's record, from the pool, for the peer `dest` names (connecting it on
+    // first use): nullptr with rc -FI_EINVAL (no such entry), -FI_EAGAIN (no tx credit), the
+    // peer's failure, or -FI_ENOMEM.
+    SendReq *new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept;
     // push() for a message (eager fragments or the rendezvous's RTS).
     transports::Status push_message(Peer &p, SendReq &r) noexcept;
     // One message in one active message (short, else bcopy) straight from the caller's
@@ -414,6 +421,10 @@ class DataPath {
     void finish_rma(SendReq *r, int error) noexcept;
     // RMA_READ_RESP without data: an error (status < 0), or a zero-copy read's end (offset).
     void send_read_answer(Peer &p, uint64_t id, int status, uint64_t offset) noexcept;
+    // The operation of kind `op` an answer (RMA_READ_RESP, ATOMIC_RESP) names, its header in
+    // h; nullptr (dropped and counted) when malformed, from no connected peer, or naming no
+    // such operation that went out.
+    SendReq *answered(const uint8_t *data, size_t length, SendOp op, wire::RmaRespHdr &h) noexcept;
     // A peer's write is in place (its last fragment, or its gets): counters, remote CQ data.
     void target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                            uint32_t flags, uint64_t data) noexcept;

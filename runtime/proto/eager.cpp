@@ -160,24 +160,28 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     r->offset = 0;
     r->started = false;
     r->status = 0;
+    return submit(*p, r);
+}
+
+ssize_t DataPath::submit(Peer &p, SendReq *r) noexcept {
     ++tx_outstanding_;
-    if (p->state == PeerState::kConnected && p->queue.empty()) {
-        const transports::Status s = push(*p, *r);
+    if (p.state == PeerState::kConnected && p.queue.empty()) {
+        const transports::Status s = push(p, *r);
         if (s == transports::kOk) {
             finish_send(r, r->status);
             return 0;
         }
-        if (s == kHandedOff) return 0;  // announced: the rendezvous finishes it
+        if (s == kHandedOff) return 0;  // went out: the peer's answer finishes it
         if (s != transports::kNoResource) {
             const int rc = fi_errno_of(s);
-            p->queue.push_back(r);
-            fail_peer(*p, rc);  // completes r (and everything queued) with the error
+            p.queue.push_back(r);
+            fail_peer(p, rc);  // completes r (and everything queued) with the error
             return 0;
         }
     }
-    // Connecting, or the lane is full: in order behind what waits already.
-    p->queue.push_back(r);
-    mark_busy(*p);
+    // Connecting, or the lane is full (or a fence waits): in order behind what waits already.
+    p.queue.push_back(r);
+    mark_busy(p);
     return 0;
 }
 

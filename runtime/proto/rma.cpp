@@ -129,17 +129,10 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
     }
     if (local.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
     if ((flags & FI_INJECT) && (!write || local.total > cfg_.inject_msg_size)) return -FI_EMSGSIZE;
-    Peer *p = peer_for_addr(dest);
-    if (p == nullptr) return -FI_EINVAL;
-    if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
-    if (p->state == PeerState::kKnown) connect(*p);
-    if (p->state == PeerState::kFailed) return p->fail_status;
-    SendReq *r;
-    try {
-        r = send_pool_.get();
-    } catch (const std::bad_alloc &) {
-        return -FI_ENOMEM;
-    }
+    Peer *p = nullptr;
+    ssize_t rc = 0;
+    SendReq *r = new_op(dest, p, rc);
+    if (r == nullptr) return rc;
     try {
         r->rma.assign(segs, segs + nsegs);
         if (flags & FI_INJECT) {  // the buffer may be reused at once: send a copy
@@ -172,24 +165,30 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
     r->rma_flags = write && (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
     r->rma_received = 0;
-    ++tx_outstanding_;
-    if (p->state == PeerState::kConnected && p->queue.empty()) {
-        const tx::Status s = push(*p, *r);
-        if (s == tx::kOk) {
-            finish_send(r, r->status);
-            return 0;
-        }
-        if (s == kHandedOff) return 0;  // the target's answer finishes it
-        if (s != tx::kNoResource) {
-            const int rc = fi_errno_of(s);
-            p->queue.push_back(r);
-            fail_peer(*p, rc);  // completes r (and everything queued) with the error
-            return 0;
-        }
+    return submit(*p, r);
+}
+
+SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
+    p = peer_for_addr(dest);
+    if (p == nullptr) {
+        rc = -FI_EINVAL;
+        return nullptr;
     }
-    p->queue.push_back(r);
-    mark_busy(*p);
-    return 0;
+    if (tx_outstanding_ >= tx_size_) {
+        rc = -FI_EAGAIN;
+        return nullptr;
+    }
+    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kFailed) {
+        rc = p->fail_status;
+        return nullptr;
+    }
+    try {
+        return send_pool_.get();
+    } catch (const std::bad_alloc &) {
+        rc = -FI_ENOMEM;
+        return nullptr;
+    }
 }
 
 tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
@@ -321,23 +320,30 @@ void DataPath::handle_rma_ack(const uint8_t *data, size_t length) noexcept {
     finish_send_rndv(r);
 }
 
-void DataPath::handle_rma_read_resp(const uint8_t *data, size_t length) noexcept {
-    wire::RmaRespHdr h;
+SendReq *DataPath::answered(const uint8_t *data, size_t length, SendOp op,
+                            wire::RmaRespHdr &h) noexcept {
     if (length < sizeof h) {
         ++stats_.dropped_malformed;
-        return;
+        return nullptr;
     }
     std::memcpy(&h, data, sizeof h);
     if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
         ++stats_.dropped_unknown_src;
-        return;
+        return nullptr;
     }
     SendReq *r = send_by_id(h.id, h.src);
-    const size_t len = length - sizeof h;
-    if (r == nullptr || r->op != SendOp::kRead || !r->started) {
+    if (r == nullptr || r->op != op || !r->started) {
         ++stats_.dropped_malformed;
-        return;
+        return nullptr;
     }
+    return r;
+}
+
+void DataPath::handle_rma_read_resp(const uint8_t *data, size_t length) noexcept {
+    wire::RmaRespHdr h;
+    SendReq *r = answered(data, length, SendOp::kRead, h);
+    if (r == nullptr) return;
+    const size_t len = length - sizeof h;
     if (h.status != 0) {
         r->status = wire_status(h.status);
         finish_send_rndv(r);
