@@ -67,6 +67,16 @@ for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw", "put_lat", "put_bw", "get
                 fail(f"{test}: typical latency {r}")
         print("ok:", test, tls, len(rows), "sizes")
 
+# Other atomics by -o and -D: the element size follows the datatype.
+for op, dt, size in (("cswap", "uint32", 4), ("min", "float16", 2), ("prod", "long_double_complex", 32),
+                     ("bxor", "uint128", 16)):
+    out = pair(["-t", "fadd_rate", "-o", op, "-D", dt, "-n", "100", "-w", "10", "--json"],
+               {"UFI_TLS": "shm"})
+    r = json.loads(out.splitlines()[-1])
+    if r["test"] != "fadd_rate" or r["size"] != size or r["msg_rate"] <= 0:
+        fail(f"fadd_rate -o {op} -D {dt}: {r}")
+    print("ok: fadd_rate", op, dt)
+
 out = pair(["-t", "tag_lat", "-s", "8", "-n", "100"], {"UFI_TLS": "shm"})
 if "lat_us" not in out or "tag_lat" not in out:
     fail("table: " + out)
@@ -75,7 +85,8 @@ if not out.startswith("test,domain,size,iters,lat_us,bw_MBps,msg_rate") or ",102
     fail("csv: " + out)
 
 for bad in (["-t", "nope"], ["-s", "abc"], ["-p", "70000"], ["-n", "0"], ["--frobnicate"],
-            ["-t", "put_lat", "-s", "0,8"]):
+            ["-t", "put_lat", "-s", "0,8"], ["-t", "fadd_lat", "-o", "nope"],
+            ["-t", "fadd_lat", "-D", "float128"]):
     r = subprocess.run([exe] + bad, capture_output=True, text=True, timeout=10)
     if r.returncode != 2 or "usage" not in r.stderr:
         fail(f"{bad}: exit {r.returncode}, {r.stderr}")

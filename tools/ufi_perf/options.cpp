@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 namespace ufi::perf {
@@ -33,11 +34,45 @@ bool is_rma(Test t) {
 }
 bool is_tagged(Test t) { return t == Test::TagLat || t == Test::TagBw; }
 
+namespace {
+
+// libfabric's names without the FI_ prefix, lower case (fi_atomic(3)).
+constexpr const char *kOpNames[] = {"min",   "max",      "sum",      "prod",     "lor",
+                                    "land",  "bor",      "band",     "lxor",     "bxor",
+                                    "read",  "write",    "cswap",    "cswap_ne", "cswap_le",
+                                    "cswap_lt", "cswap_ge", "cswap_gt", "mswap", "diff"};
+constexpr const char *kDatatypeNames[] = {
+    "int8",   "uint8",  "int16",  "uint16", "int32",          "uint32",
+    "int64",  "uint64", "float",  "double", "float_complex",  "double_complex",
+    "long_double", "long_double_complex", "int128", "uint128", "float16", "bfloat16",
+    "float8_e4m3", "float8_e5m2"};
+constexpr size_t kDatatypeSizes[] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8, 16,
+                                     sizeof(long double), 2 * sizeof(long double), 16, 16, 2, 2,
+                                     1, 1};
+
+int index_of(const char *name, const char *const *names, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        if (!std::strcmp(name, names[i])) return static_cast<int>(i);
+    }
+    return -1;
+}
+
+}  // namespace
+
+size_t atomic_size(const Options &o) {
+    return kDatatypeSizes[o.atomic_datatype];
+}
+
 const char *usage() {
     return "usage: ufi_perf [options]           (server)\n"
            "       ufi_perf [options] SERVER    (client)\n"
            "  -t TEST    tag_lat, tag_bw, msg_lat, msg_bw, put_lat, put_bw, get_lat, get_bw,\n"
-           "             fadd_lat, fadd_rate (64-bit fetch-add; -s is ignored: 8)\n"
+           "             fadd_lat, fadd_rate (a fetching atomic, one element; -s is ignored)\n"
+           "  -o OP      fadd tests: the atomic, as libfabric names it without FI_ (sum, min,\n"
+           "             max, prod, bor, band, bxor, lor, land, lxor, read, write, diff,\n"
+           "             cswap, cswap_ne/le/lt/ge/gt, mswap; default sum)\n"
+           "  -D TYPE    fadd tests: its datatype (int8 ... uint128, float, double, the complex\n"
+           "             types, long_double, float16, bfloat16, float8_e4m3/e5m2; default uint64)\n"
            "             (default tag_lat; put_lat is a ping-pong of writes polled in memory,\n"
            "             get_lat one read at a time; the *_bw tests keep -W operations in flight)\n"
            "  -s SIZES   message sizes, comma separated, K/M/G suffixes (default 8)\n"
@@ -124,6 +159,17 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
                         "fadd_lat, fadd_rate)";
                 return false;
             }
+        } else if (!std::strcmp(a, "-o") || !std::strcmp(a, "-D")) {
+            const char *s = value(a);
+            if (s == nullptr) return false;
+            const bool op = !std::strcmp(a, "-o");
+            const int i = op ? index_of(s, kOpNames, std::size(kOpNames))
+                             : index_of(s, kDatatypeNames, std::size(kDatatypeNames));
+            if (i < 0) {
+                error = std::string("unknown ") + (op ? "atomic op" : "datatype") + " \"" + s + "\"";
+                return false;
+            }
+            (op ? o.atomic_op : o.atomic_datatype) = i;
         } else if (!std::strcmp(a, "-s")) {
             const char *s = value("-s");
             if (s == nullptr) return false;
@@ -168,7 +214,7 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
         error = "-n must be at least 1";
         return false;
     }
-    if (o.test == Test::FaddLat || o.test == Test::FaddRate) o.sizes = {8};  // one uint64_t
+    if (o.test == Test::FaddLat || o.test == Test::FaddRate) o.sizes = {atomic_size(o)};  // one
     if (o.test == Test::PutLat) {
         for (size_t n : o.sizes) {
             if (n == 0) {

@@ -31,9 +31,15 @@ struct Options {
     uint16_t port = 13337;
     Format format = Format::Table;
     std::string server;  // empty: this is the server
+    // fadd_lat / fadd_rate: the fetching atomic and its datatype (-o, -D; FI_SUM on FI_UINT64
+    // by default, as ucx_perftest's ucp_fadd).
+    int atomic_op = 2;        // FI_SUM
+    int atomic_datatype = 7;  // FI_UINT64
 };
 
 const char *test_name(Test t);
+// The element size of o's atomic datatype (fadd tests).
+size_t atomic_size(const Options &o);
 bool is_latency(Test t);
 bool is_tagged(Test t);
 bool is_rma(Test t);

@@ -5,7 +5,7 @@
 //   get_lat  the client reads the server's window, one read at a time (ucp_get).
 //   put_bw / get_bw  the client keeps `window` operations in flight (ucp_put_bw).
 //   fadd_lat / fadd_rate  64-bit fetch-add into the server's window, one at a time / `window`
-//            in flight (ucp_fadd).
+//            in flight (ucp_fadd); -o and -D choose another fetching or comparing atomic.
 // The server of get_lat and the *_bw tests only progresses its endpoint (the reads and writes
 // need its progress to be served) until the client says it is done.
 #include "runner.h"
@@ -106,24 +106,33 @@ bool put_lat(Endpoint &ep, size_t size, uint64_t count, bool client, const Remot
     return true;
 }
 
-bool stream(Endpoint &ep, Test test, size_t size, uint64_t count, uint32_t window,
+bool stream(Endpoint &ep, const Options &o, size_t size, uint64_t count,
             const RemoteWindow &remote, std::string &error, IterTimer &timer) {
+    const Test test = o.test;
     std::vector<uint8_t> buf(size != 0 ? size : 1, 0x5a);
     const bool get = test == Test::GetLat || test == Test::GetBw;
     const bool fadd = test == Test::FaddLat || test == Test::FaddRate;
     const bool one_at_a_time = test == Test::GetLat || test == Test::FaddLat;
-    const uint32_t in_flight = one_at_a_time ? 1 : window;
-    const uint64_t one = 1;
-    std::vector<uint64_t> fetched(in_flight);
+    const uint32_t in_flight = one_at_a_time ? 1 : o.window;
+    // The atomic's operand and compare values (one element, bytes of 1: a valid value of
+    // every datatype) and where each in-flight one's old value lands.
+    const auto op = static_cast<fi_op>(o.atomic_op);
+    const auto datatype = static_cast<fi_datatype>(o.atomic_datatype);
+    const bool compare = op >= FI_CSWAP && op <= FI_MSWAP;
+    std::vector<uint8_t> operand(size, 1), cmp(size, 1), fetched(size * in_flight);
     const uint64_t base = ep.completed();
     timer.start();
     for (uint64_t i = 0; i < count; ++i) {
         if (i >= in_flight && !ep.wait_total(base + (i - in_flight + 1), error)) return false;
         for (;;) {
             const ssize_t rc =
-                fadd  ? fi_fetch_atomic(ep.ep(), &one, 1, nullptr, &fetched[i % in_flight], nullptr,
-                                        ep.peer(), remote.addr, remote.key, FI_UINT64, FI_SUM,
-                                        nullptr)
+                fadd && compare
+                    ? fi_compare_atomic(ep.ep(), operand.data(), 1, nullptr, cmp.data(), nullptr,
+                                        &fetched[(i % in_flight) * size], nullptr, ep.peer(),
+                                        remote.addr, remote.key, datatype, op, nullptr)
+                : fadd ? fi_fetch_atomic(ep.ep(), operand.data(), 1, nullptr,
+                                         &fetched[(i % in_flight) * size], nullptr, ep.peer(),
+                                         remote.addr, remote.key, datatype, op, nullptr)
                 : get ? fi_read(ep.ep(), buf.data(), size, nullptr, ep.peer(), remote.addr,
                                 remote.key, nullptr)
                       : fi_write(ep.ep(), buf.data(), size, nullptr, ep.peer(), remote.addr,
@@ -139,14 +148,13 @@ bool stream(Endpoint &ep, Test test, size_t size, uint64_t count, uint32_t windo
 
 }  // namespace
 
-bool run_rma(Endpoint &ep, Oob &oob, Test test, size_t size, uint64_t count, uint32_t window,
-             bool client, const RemoteWindow &remote, std::string &error, double &seconds,
-             IterTimer &timer) {
+bool run_rma(Endpoint &ep, Oob &oob, const Options &o, size_t size, uint64_t count, bool client,
+             const RemoteWindow &remote, std::string &error, double &seconds, IterTimer &timer) {
     const auto start = Clock::now();
-    if (test == Test::PutLat) {
+    if (o.test == Test::PutLat) {
         if (!put_lat(ep, size, count, client, remote, error, timer)) return false;
     } else if (client) {
-        if (!stream(ep, test, size, count, window, remote, error, timer)) return false;
+        if (!stream(ep, o, size, count, remote, error, timer)) return false;
         const char done = 'd';
         if (!oob.send(&done, 1)) return error = "the server left", false;
     } else if (!serve(ep, oob, error)) {

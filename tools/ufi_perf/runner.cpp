@@ -149,8 +149,7 @@ bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client
     const bool lat = is_latency(o.test);
     auto measure = [&](uint64_t count) {
         if (is_rma(o.test)) {
-            return run_rma(ep, oob, o.test, size, count, o.window, client, remote, error, seconds,
-                           timer);
+            return run_rma(ep, oob, o, size, count, client, remote, error, seconds, timer);
         }
         return lat ? latency(io, count, client, error, seconds, timer)
                    : bandwidth(io, count, o.window, client, error, seconds, timer);

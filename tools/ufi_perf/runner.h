@@ -33,8 +33,7 @@ bool run_size(Endpoint &ep, Oob &oob, const Options &o, size_t size, bool client
               const RemoteWindow &remote, Result &out, std::string &error);
 
 // The RMA tests' measured loops (rma_runner.cpp): `seconds` for `count` iterations.
-bool run_rma(Endpoint &ep, Oob &oob, Test test, size_t size, uint64_t count, uint32_t window,
-             bool client, const RemoteWindow &remote, std::string &error, double &seconds,
-             IterTimer &timer);
+bool run_rma(Endpoint &ep, Oob &oob, const Options &o, size_t size, uint64_t count, bool client,
+             const RemoteWindow &remote, std::string &error, double &seconds, IterTimer &timer);
 
 }  // namespace ufi::perf
