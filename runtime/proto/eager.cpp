@@ -188,9 +188,13 @@ ssize_t DataPath::submit(Peer &p, SendReq *r) noexcept {
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     // FI_FENCE: nothing of it goes before every earlier operation to this peer completed
     // (earlier ones are ahead in the queue; those that went out are counted).
+    // Orderings asked for: an RMA or atomic waits behind anything that went out, a message
+    // behind RMA and atomics. (A target's answer to a peer's read never waits.)
     const bool rma = r.op != SendOp::kMessage;
-    if (!r.started && ((r.fence && p.handed_off > 0) ||
-                       (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
+    const bool answer = r.op == SendOp::kReadResp;
+    if (!r.started && !answer &&
+        ((r.fence && p.handed_off > 0) ||
+         (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
         return transports::kNoResource;
     }
     const transports::Status s = rma ? push_rma(p, r) : push_message(p, r);
