@@ -44,7 +44,7 @@ rate() { awk '{print $8}'; }
 printf '%-34s %12s  %-36s %12s  %6s  %s\n' "measure" "ufi" "anchor" "value" "ratio" "unit"
 for mem in heap default; do
   env_mem="UCX_ALLOC_PRIO=heap"; label="user memory"
-  [ $mem = default ] && { env_mem="UCX_NONE=1"; label="mapped"; }
+  [ $mem = default ] && { env_mem="BENCH_MEMORY=mapped"; label="mapped"; }  # (env needs a word)
   u=$(ufi -t put_lat -s 8 -n $n_lat | col 5)
   row "put 8B one-way latency" "$u" "ucp_put_lat ($label)" "$(ucx "$env_mem" -t ucp_put_lat -s 8 -n $n_lat | lat)" us
   # ucp_get and ucp_fadd stream their operations (many in flight): their latency is the time per
