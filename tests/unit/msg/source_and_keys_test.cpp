@@ -5,6 +5,8 @@
 // and a refused sender's operations fail, never hang).
 #include "msg_fixture.h"
 
+#include <rdma/fi_rma.h>
+
 #include <netinet/in.h>
 
 #include "runtime/ep/binding.h"
@@ -92,7 +94,7 @@ class AvKeyTest : public ::testing::Test {
   protected:
     void SetUp() override {
         fi_info *hints = fi_allocinfo();
-        hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV;
+        hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | FI_RMA;
         hints->ep_attr->type = FI_EP_RDM;
         hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
         const int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info_);
@@ -190,6 +192,73 @@ TEST_F(AvKeyTest, ASharedKeyAdmitsAnotherIsRefused) {
     fi_cq_tagged_entry none;
     EXPECT_EQ(fi_cq_read(b_.cq, &none, 1), -FI_EAGAIN) << "nothing from a refused sender";
     for (fid_t f : {&c.ep->fid, &c.cq->fid, &c.av->fid}) EXPECT_EQ(fi_close(f), 0);
+}
+
+// RMA on an FI_AV_AUTH_KEY domain: an MR reaches the peers whose key it holds. B's AV holds
+// k1 and k2, A reaches B with k1; B's region that holds only k2 (FI_AUTH_KEY) refuses A's
+// write, the region that holds all of its AV's keys takes it.
+TEST_F(AvKeyTest, RegionsReachOnlyPeersWithTheirKeys) {
+    const std::vector<uint8_t> k1 = {1, 2, 3, 4}, k2 = {5, 6, 7, 8};
+    fi_addr_t a_k1 = 0, b_k1 = 0, b_k2 = 0;
+    open_with_key(a_, k1, &a_k1);
+    {
+        // B: an AV with both keys (the second inserted before fi_enable, which takes them).
+        fi_av_attr av_attr{};
+        ASSERT_EQ(fi_av_open(domain_, &av_attr, &b_.av, nullptr), 0);
+        ASSERT_EQ(fi_av_insert_auth_key(b_.av, k1.data(), k1.size(), &b_k1, 0), 0);
+        ASSERT_EQ(fi_av_insert_auth_key(b_.av, k2.data(), k2.size(), &b_k2, 0), 0);
+        fi_cq_attr cq_attr{};
+        cq_attr.format = FI_CQ_FORMAT_TAGGED;
+        ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &b_.cq, nullptr), 0);
+        ASSERT_EQ(fi_endpoint(domain_, info_, &b_.ep, nullptr), 0);
+        ASSERT_EQ(fi_ep_bind(b_.ep, &b_.av->fid, 0), 0);
+        ASSERT_EQ(fi_ep_bind(b_.ep, &b_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+        ASSERT_EQ(fi_enable(b_.ep), 0);
+        size_t len = 0;
+        ASSERT_EQ(fi_getname(&b_.ep->fid, nullptr, &len), -FI_ETOOSMALL);
+        b_.name.resize(len);
+        ASSERT_EQ(fi_getname(&b_.ep->fid, b_.name.data(), &len), 0);
+    }
+    const fi_addr_t a_to_b = insert_with_key(a_, b_.name, a_k1);
+    std::vector<uint8_t> only_k2(64, 0x11), all_keys(64, 0x22);
+    auto reg = [&](std::vector<uint8_t> &buf, fi_addr_t src, uint64_t flags, uint64_t key) {
+        iovec iov{buf.data(), buf.size()};
+        fi_mr_auth_key auth{};
+        auth.av = b_.av;
+        auth.src_addr = src;
+        fi_mr_attr attr{};
+        attr.mr_iov = &iov;
+        attr.iov_count = 1;
+        attr.access = FI_REMOTE_READ | FI_REMOTE_WRITE;
+        attr.requested_key = key;
+        attr.auth_key = reinterpret_cast<uint8_t *>(&auth);
+        attr.auth_key_size = sizeof auth;
+        fid_mr *mr = nullptr;
+        EXPECT_EQ(fi_mr_regattr(domain_, &attr, flags, &mr), 0);
+        if (mr != nullptr) {
+            EXPECT_EQ(fi_mr_enable(mr), 0);
+        }
+        return mr;
+    };
+    fid_mr *m2 = reg(only_k2, b_k2, FI_AUTH_KEY, 0x61);
+    fid_mr *mall = reg(all_keys, FI_ADDR_UNSPEC, 0, 0x62);
+    ASSERT_TRUE(m2 && mall);
+    const bool virt = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    auto at = [&](std::vector<uint8_t> &buf) { return virt ? reinterpret_cast<uint64_t>(buf.data()) : 0; };
+    uint64_t v = 0x5a5a5a5a5a5a5a5aULL;
+    int ctx = 0;
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(fi_write(a_.ep, &v, 8, nullptr, a_to_b, at(only_k2), fi_mr_key(m2), &ctx), 0);
+    ASSERT_EQ(wait(a_.cq, e), -FI_EAVAIL);
+    fi_cq_err_entry err{};
+    ASSERT_EQ(fi_cq_readerr(a_.cq, &err, 0), 1);
+    EXPECT_EQ(err.err, FI_EACCES) << "the region holds k2 only";
+    for (uint8_t b : only_k2) EXPECT_EQ(b, 0x11);
+    ASSERT_EQ(fi_write(a_.ep, &v, 8, nullptr, a_to_b, at(all_keys), fi_mr_key(mall), &ctx), 0);
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    EXPECT_EQ(std::memcmp(all_keys.data(), &v, 8), 0);
+    EXPECT_EQ(fi_close(&m2->fid), 0);
+    EXPECT_EQ(fi_close(&mall->fid), 0);
 }
 
 }  // namespace
