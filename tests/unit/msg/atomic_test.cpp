@@ -342,15 +342,7 @@ TEST_F(AtomicTest, TwoEndpointsFetchAddOneCounterWithoutLosingAny) {
     fid_mr *mr = reg(&counter, sizeof counter, FI_REMOTE_READ | FI_REMOTE_WRITE);
     ASSERT_NE(mr, nullptr);
     // A and a third endpoint C both add to B's counter.
-    fi_av_attr av_attr{};
-    ASSERT_EQ(fi_av_open(domain_, &av_attr, &c_.av, nullptr), 0);
-    fi_cq_attr cq_attr{};
-    cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    ASSERT_EQ(fi_cq_open(domain_, &cq_attr, &c_.cq, nullptr), 0);
-    ASSERT_EQ(fi_endpoint(domain_, info_, &c_.ep, nullptr), 0);
-    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.av->fid, 0), 0);
-    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
-    ASSERT_EQ(fi_enable(c_.ep), 0);
+    open_side(c_);
     const fi_addr_t c_to_b = insert(c_, b_.name);
     constexpr int kEach = 500;
     std::set<uint64_t> seen;
