@@ -11,6 +11,23 @@ namespace {
 
 constexpr uint8_t kMagic0 = 'u';
 constexpr uint8_t kMagic1 = 'f';
+constexpr uint8_t kCountMask = 0x3f;
+
+// Record codes 1.. name these UCT transports (the order is wire format: append only).
+// Any other transport is spelled out after code 0.
+constexpr std::string_view kKnownTransports[] = {
+    "posix",     "sysv",     "xpmem",     "knem",     "cma",     "self",   "tcp",
+    "rc_mlx5",   "dc_mlx5",  "ud_mlx5",   "rc_verbs", "ud_verbs", "cuda_copy", "cuda_ipc",
+    "gdr_copy",  "rocm_copy", "rocm_ipc", "rocm_gdr", "ze_copy", "ze_ipc",
+};
+constexpr size_t kKnownCount = sizeof(kKnownTransports) / sizeof(kKnownTransports[0]);
+
+uint8_t code_of(std::string_view tl) {
+    for (size_t i = 0; i < kKnownCount; ++i) {
+        if (kKnownTransports[i] == tl) return static_cast<uint8_t>(i + 1);
+    }
+    return 0;
+}
 
 void put_u32(std::vector<uint8_t> &b, uint32_t v) {
     for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
@@ -45,7 +62,8 @@ size_t walk(const void *blob, size_t len, std::string *why, OnRecord &&on_record
     if (len < kHeaderSize) return fail(why, "address of " + std::to_string(len) + " bytes is shorter than the " + std::to_string(kHeaderSize) + "-byte header"), 0;
     if (p[0] != kMagic0 || p[1] != kMagic1) return fail(why, "not a ufi address (bad magic)"), 0;
     if (p[2] != kVersion) return fail(why, "ufi address version " + std::to_string(p[2]) + " is not supported (this ufi reads version " + std::to_string(kVersion) + ")"), 0;
-    const size_t count = p[3];
+    if (p[3] & 0x40) return fail(why, "address header has a reserved flag set"), 0;
+    const size_t count = p[3] & kCountMask;
     if (count == 0 || count > kMaxRecords) return fail(why, "address has " + std::to_string(count) + " transport records (1 to 32 allowed)"), 0;
     const auto past_end = [&](size_t r) {
         return fail(why, "record " + std::to_string(r) + " runs past the address's " + std::to_string(len) + " bytes"), size_t{0};
@@ -53,15 +71,27 @@ size_t walk(const void *blob, size_t len, std::string *why, OnRecord &&on_record
     size_t off = kHeaderSize;
     for (size_t r = 0; r < count; ++r) {
         if (off + 1 > len) return past_end(r);
-        const size_t tl_len = p[off];
-        if (tl_len == 0 || tl_len > kMaxTlName) return fail(why, "record " + std::to_string(r) + ": transport name of " + std::to_string(tl_len) + " bytes"), 0;
-        if (off + 1 + tl_len + 2 > len) return past_end(r);
-        if (!printable_name(p + off + 1, tl_len)) return fail(why, "record " + std::to_string(r) + ": transport name is not printable"), 0;
-        const size_t dev_len = p[off + 1 + tl_len];
-        const size_t iface_len = p[off + 2 + tl_len];
-        const size_t body = off + 3 + tl_len;
+        const uint8_t code = p[off++];
+        std::string_view tl;
+        if (code > kKnownCount) return fail(why, "record " + std::to_string(r) + ": unknown transport code " + std::to_string(code)), 0;
+        if (code != 0) {
+            tl = kKnownTransports[code - 1];
+        } else {
+            if (off + 1 > len) return past_end(r);
+            const size_t tl_len = p[off];
+            if (tl_len == 0 || tl_len > kMaxTlName) return fail(why, "record " + std::to_string(r) + ": transport name of " + std::to_string(tl_len) + " bytes"), 0;
+            if (off + 1 + tl_len > len) return past_end(r);
+            if (!printable_name(p + off + 1, tl_len)) return fail(why, "record " + std::to_string(r) + ": transport name is not printable"), 0;
+            tl = std::string_view(reinterpret_cast<const char *>(p + off + 1), tl_len);
+            if (code_of(tl) != 0) return fail(why, "record " + std::to_string(r) + ": transport " + std::string(tl) + " spelled out instead of coded"), 0;
+            off += 1 + tl_len;
+        }
+        if (off + 2 > len) return past_end(r);
+        const size_t dev_len = p[off];
+        const size_t iface_len = p[off + 1];
+        const size_t body = off + 2;
         if (body + dev_len + iface_len > len) return past_end(r);
-        on_record(p + off + 1, tl_len, p + body, dev_len, p + body + dev_len, iface_len);
+        on_record(tl, p + body, dev_len, p + body + dev_len, iface_len);
         off = body + dev_len + iface_len;
     }
     // What follows the last record is padding, and padding is zeros: anything else is a
@@ -86,7 +116,7 @@ std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why) {
     b.push_back(kMagic0);
     b.push_back(kMagic1);
     b.push_back(kVersion);
-    b.push_back(static_cast<uint8_t>(addr.records.size()));
+    b.push_back(static_cast<uint8_t>(addr.records.size() | (addr.partial ? kPartialBit : 0)));
     put_u64(b, addr.uuid);
     put_u32(b, addr.endpoint_id);
     put_u32(b, 0);  // checksum, once the records are in
@@ -97,8 +127,12 @@ std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why) {
             fail(why, "transport record " + r.tl + " cannot be encoded");
             return {};
         }
-        b.push_back(static_cast<uint8_t>(r.tl.size()));
-        b.insert(b.end(), r.tl.begin(), r.tl.end());
+        const uint8_t code = code_of(r.tl);
+        b.push_back(code);
+        if (code == 0) {
+            b.push_back(static_cast<uint8_t>(r.tl.size()));
+            b.insert(b.end(), r.tl.begin(), r.tl.end());
+        }
         b.push_back(static_cast<uint8_t>(r.device_addr.size()));
         b.push_back(static_cast<uint8_t>(r.iface_addr.size()));
         b.insert(b.end(), r.device_addr.begin(), r.device_addr.end());
@@ -111,10 +145,10 @@ std::vector<uint8_t> pack(const EndpointAddress &addr, std::string *why) {
 
 bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why) {
     EndpointAddress a;
-    const size_t size = walk(blob, len, why, [&](const uint8_t *tl, size_t tl_len, const uint8_t *dev,
+    const size_t size = walk(blob, len, why, [&](std::string_view tl, const uint8_t *dev,
                                                  size_t dev_len, const uint8_t *iface, size_t iface_len) {
         TransportRecord r;
-        r.tl.assign(reinterpret_cast<const char *>(tl), tl_len);
+        r.tl.assign(tl);
         r.device_addr.assign(dev, dev + dev_len);
         r.iface_addr.assign(iface, iface + iface_len);
         a.records.push_back(std::move(r));
@@ -123,6 +157,7 @@ bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why
     const auto *p = static_cast<const uint8_t *>(blob);
     a.uuid = get_le(p + 4, 8);
     a.endpoint_id = static_cast<uint32_t>(get_le(p + 12, 4));
+    a.partial = (p[3] & kPartialBit) != 0;
     out = std::move(a);
     return true;
 }
@@ -131,14 +166,18 @@ bool is_valid(const void *blob, size_t len, std::string *why) { return content_s
 
 size_t content_size(const void *blob, size_t len, std::string *why) { return walk(blob, len, why, [](auto...) {}); }
 
+size_t record_overhead(std::string_view tl) { return code_of(tl) != 0 ? 3 : 4 + tl.size(); }
+
 size_t record_bound(const Resource &r) {
-    return 3 + r.tl.size() + r.device_addr_len + r.iface_addr_len;
+    return record_overhead(r.tl) + r.device_addr_len + r.iface_addr_len;
 }
 
+size_t padded_size(size_t record_bytes) { return (kHeaderSize + record_bytes + 7) & ~size_t{7}; }
+
 size_t fixed_size(std::span<const Resource *const> resources) {
-    size_t n = kHeaderSize;
+    size_t n = 0;
     for (const Resource *r : resources) n += record_bound(*r);
-    return (n + 7) & ~size_t{7};
+    return padded_size(n);
 }
 
 bool pad(std::vector<uint8_t> &blob, size_t size, std::string *why) {
@@ -233,7 +272,7 @@ std::string describe(const EndpointAddress &addr) {
              static_cast<unsigned long long>(addr.uuid));
     std::string s = head;
     for (size_t i = 0; i < addr.records.size(); ++i) s += (i ? ", " : "") + addr.records[i].tl;
-    return s + "]";
+    return s + (addr.partial ? ", ...]" : "]");
 }
 
 }  // namespace ufi::transports::address

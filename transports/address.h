@@ -1,23 +1,27 @@
 // The endpoint address blob: what fi_getname returns and fi_av_insert takes. Versioned and
 // self-describing: an identity (a random 64-bit uuid per enabled endpoint, and the
 // endpoint's id in its process) and one record per UCT transport the endpoint opened
-// (transport name, device address, iface address), as uct-brief section 3 describes.
+// (transport, device address, iface address), as uct-brief section 3 describes.
 // Endpoint (connect-to-ep) addresses never appear here: they exist only per connection.
 //
 // Binary layout, little-endian, no alignment padding:
-//   0  u8[2] magic "uf"        2  u8 version (2)      3  u8 record count (1..32)
+//   0  u8[2] magic "uf"        2  u8 version (3)
+//   3  u8 record count (1..32) in bits 0-5; bit 7 "partial": records were left out (an
+//      endpoint's name, address_name.h), the full address comes with the handshake; bit 6 zero
 //   4  u64 uuid                12 u32 endpoint id     16 u32 checksum (transports/checksum.h:
 //                                                        FNV-1a of header and records, this
 //                                                        field counted as zeros)
-//   20 records: u8 tl_len, tl name (1..15 printable chars), u8 dev_len, u8 iface_len,
-//               device address bytes, iface address bytes
+//   20 records: u8 transport code (1.. for the UCT transports of kKnownTransports; 0: u8
+//               name length and the name, 1..15 chars of [A-Za-z0-9_], follow), u8 dev_len,
+//               u8 iface_len, device address bytes, iface address bytes
 //   then zero bytes up to the domain's fixed address length
 // The checksum makes a flipped byte, or an address cut short and padded with zeros, an
-// invalid address rather than a different one.
+// invalid address rather than a different one. Transport codes keep names short: programs
+// such as Open MPI hold a name in FI_NAME_MAX (64) bytes.
 //
 // Fixed length: libfabric programs pack addresses back to back with the addrlen fi_getname
 // reports, and fi_av_insert / fi_av_straddr get no length, so every address of a domain is
-// exactly fixed_size() bytes: the records (their size varies with the transports an endpoint
+// exactly its fixed length: the records (their size varies with the transports an endpoint
 // opened) padded with zeros. Parsing never reads past the length it is given; a record that
 // runs past it, or a non-zero byte after the last record, makes the address invalid.
 //
@@ -36,12 +40,13 @@
 
 namespace ufi::transports::address {
 
-inline constexpr uint8_t kVersion = 2;
+inline constexpr uint8_t kVersion = 3;
 inline constexpr size_t kHeaderSize = 20;
 inline constexpr size_t kChecksumOffset = 16;
 inline constexpr size_t kUuidOffset = 4;        // u64, little-endian
 inline constexpr size_t kEndpointIdOffset = 12;  // u32, little-endian
 inline constexpr size_t kMaxRecords = 32;
+inline constexpr uint8_t kPartialBit = 0x80;  // in the count byte
 inline constexpr size_t kMaxTlName = 15;
 inline constexpr std::string_view kStringPrefix = "fi_ufi://";
 
@@ -56,6 +61,9 @@ struct EndpointAddress {
     uint64_t uuid = 0;
     uint32_t endpoint_id = 0;
     std::vector<TransportRecord> records;
+    // A name that leaves records out (address_name.h): the peer's full address is learned
+    // from its handshake.
+    bool partial = false;
     bool operator==(const EndpointAddress &) const = default;
 };
 
@@ -63,8 +71,14 @@ struct EndpointAddress {
 // as uct_iface_query reports them).
 size_t record_bound(const Resource &r);
 
-// A domain's fixed address length: the header and a record for every resource, rounded up to
-// 8 bytes (so arrays of addresses keep 8-byte alignment).
+// The bytes a record of transport `tl` takes besides its device and iface addresses.
+size_t record_overhead(std::string_view tl);
+
+// The padded length of an address whose records take `record_bytes`: the header added,
+// rounded up to 8 bytes (so arrays of addresses keep 8-byte alignment).
+size_t padded_size(size_t record_bytes);
+
+// The fixed length of addresses holding a record for every resource.
 size_t fixed_size(std::span<const Resource *const> resources);
 
 // The blob, unpadded; empty when `addr` cannot be encoded (no record, too many, a name or

@@ -19,6 +19,7 @@
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/ucs_status.h"
+#include "transports/address_name.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/resource.h"
 
@@ -497,7 +498,9 @@ int Endpoint::enable() noexcept {
         addr.endpoint_id = endpoint_id_;
         addr.records = worker->records();
         std::string why;
-        std::vector<uint8_t> blob = address::pack(addr, &why);
+        // fi_getname gives the endpoint's name (FI_NAME_MAX at most: first-contact records);
+        // the full address goes in the handshake (transports/address_name.h).
+        std::vector<uint8_t> blob = address::pack(address::name_of(addr, domain_->offer.name_tls), &why);
         if (blob.empty()) {
             UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot build the endpoint's address: {}", why);
             undo();
@@ -546,6 +549,7 @@ int Endpoint::enable() noexcept {
         }
         dcfg.source_err = (info_->caps & FI_SOURCE_ERR) != 0;
         dcfg.addr_len = domain_->offer.addr_len;
+        dcfg.name_tls = domain_->offer.name_tls;
         dcfg.addr_format = addr_format_;
         dcfg.min_multi_recv = &options_.min_multi_recv;
         proto::read_protocol_settings(dcfg);

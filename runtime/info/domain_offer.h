@@ -25,8 +25,12 @@ struct DomainOffer {
     size_t iov_limit = 0;
     size_t rma_iov_limit = 0;
     // Every address of the domain is this long (transports/address.h: records, zero padding):
-    // fi_getname's addrlen and the stride of fi_av_insert's address array.
+    // fi_getname's addrlen and the stride of fi_av_insert's address array. At most
+    // FI_NAME_MAX (64) unless the first-contact records alone are longer.
     size_t addr_len = 0;
+    // The transports whose records an endpoint's name carries (transports/address_name.h);
+    // the others are learned at the handshake.
+    std::vector<std::string> name_tls;
 };
 
 }  // namespace ufi::runtime::info

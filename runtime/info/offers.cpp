@@ -3,12 +3,15 @@
 #include "runtime/info/capabilities.h"
 #include "runtime/log/log.h"
 #include "transports/address.h"
+#include "transports/address_name.h"
 #include "transports/discovery.h"
 #include "transports/op_limits.h"
 #include "transports/selection_config.h"
 #include "transports/topology.h"
 #include "transports/topology_view.h"
 
+
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <climits>
@@ -61,7 +64,21 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     offer.max_msg_size = static_cast<size_t>(SSIZE_MAX);
     offer.iov_limit = iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : iov;
     offer.rma_iov_limit = rma_iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : rma_iov;
-    offer.addr_len = transports::address::fixed_size(chosen);
+    const transports::address::NamePlan names = transports::address::plan_names(chosen);
+    // Every domain's addresses also hold a host and port (fi_getinfo's default source,
+    // fi_av_insertsvc): one tcp record of at most 18 + 2 bytes (transports/address_svc.h).
+    offer.addr_len = std::max(names.size, transports::address::padded_size(
+                                              transports::address::record_overhead("tcp") + 18 + 2));
+    offer.name_tls = names.tls;
+    if (names.over_budget()) {
+        UFI_LOG_INFO(log::Subsys::Core,
+                     "domain {}: endpoint names take {} bytes, more than FI_NAME_MAX (64): programs "
+                     "that hold names in FI_NAME_MAX bytes (Open MPI) cannot use this domain",
+                     offer.name, names.size);
+    } else if (!names.left_out.empty()) {
+        UFI_LOG_DEBUG(log::Subsys::Core, "domain {}: names of {} bytes carry {}; {} come with the handshake",
+                      offer.name, names.size, fmt::join(names.tls, ","), fmt::join(names.left_out, ","));
+    }
     return offer;
 }
 

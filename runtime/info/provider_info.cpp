@@ -17,10 +17,15 @@ uint32_t provider_version() {
 
 namespace {
 
+// FI_REMOTE_COMM names the kind of path, not the hosts a device happens to reach: every
+// domain with a network transport offers it, loopback included, as libfabric's tcp provider
+// does whatever its interface. Open MPI's OFI MTL asks for it, and a single-node job pinned to
+// loopback (UFI_NET_DEVICES=lo) must select ufi. Which nodes a domain reaches is checked
+// where a node is named (getinfo.cpp: reaches_remote), so lo still refuses another host.
 uint64_t reach_caps(const DomainOffer &offer) {
     uint64_t caps = 0;
     if (offer.reaches_local) caps |= FI_LOCAL_COMM;
-    if (offer.reaches_remote) caps |= FI_REMOTE_COMM;
+    if (offer.reaches_remote || !offer.net_device.empty()) caps |= FI_REMOTE_COMM;
     return caps;
 }
 

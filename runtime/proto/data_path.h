@@ -95,6 +95,7 @@ struct DataPathConfig {
     // error entry whose err_data is its address (padded to addr_len, as fi_av_insert takes it).
     bool source_err = false;
     size_t addr_len = 0;
+    std::vector<std::string> name_tls;  // the transports a name carries (address_name.h)
     uint32_t addr_format = FI_ADDR_UCX;  // FI_SOCKADDR_IN[6]: err_data is the sender's socket address
     // Messages above this go by rendezvous (UFI_RNDV_THRESH); 0: chosen per peer from the
     // transports' estimates.
@@ -257,11 +258,12 @@ class DataPath {
     void promote_p2p(Peer &p);
     void drop_p2p(Peer &p) noexcept;
     void handle_wireup_ack(const WireupView &w);
-    // A peer known by host and port answered with its full address: its traffic moves to the
-    // best lane both reach, when that is another one (before anything but the request went).
+    // A peer known by host and port, or by a name that leaves records out, answered with its
+    // full address: its traffic moves to the best lane both reach, when that is another one
+    // (before anything but the request went).
     void upgrade_lane(Peer &p, const WireupView &w);
-    // Gives p (known by host and port) its full address and, while only its request went,
-    // moves its traffic to the best lane both reach.
+    // Gives p (known by host and port, or by its name) its full address and, while only its
+    // request went, moves its traffic to the best lane both reach.
     void move_to_best_lane(Peer &p, transports::address::EndpointAddress &&full);
     // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
     Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;

@@ -11,6 +11,7 @@
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
+#include "transports/address_name.h"
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
@@ -495,7 +496,8 @@ UnexpMsg *DataPath::match_unexpected(const RecvReq &r) noexcept {
         // Its address, as fi_av_insert takes it; with AV keys, src names the key it used.
         c.err = FI_EADDRNOTAVAIL;
         try {
-            c.err_data = transports::address::pack(sender->address);
+            // Its name, as its fi_getname gave it (not the full address its handshake brought).
+            c.err_data = transports::address::pack(transports::address::name_of(sender->address, cfg_.name_tls));
             if (av::is_socket_format(cfg_.addr_format)) {
                 c.err_data = av::socket_bytes(c.err_data.data(), c.err_data.size(), cfg_.addr_format);
             } else if (c.err_data.size() < cfg_.addr_len) {

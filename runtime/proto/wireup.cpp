@@ -78,6 +78,11 @@ Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
     try {
         address::EndpointAddress a;
         if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
+        // Its own name: the full address (names leave out self, which only it can use).
+        if (a.uuid == cfg_.uuid && a.endpoint_id == cfg_.endpoint_id && a.partial &&
+            !address::unpack(cfg_.address.data(), cfg_.address.size(), a)) {
+            return nullptr;
+        }
         Peer *p = nullptr;
         if (a.uuid != 0) {
             const auto it = by_identity_.find(a.uuid);
@@ -267,7 +272,8 @@ transports::Status DataPath::send_request(Peer &p) {
     }
     if (p2p.empty()) drop_p2p(p);  // the connect-to-iface lane serves
     h.p2p_len = static_cast<uint16_t>(p2p.size());
-    if (p.address.uuid == 0) h.flags = wire::kWireupSendAddress;  // known by host and port
+    // Known by host and port, or by a name that leaves records out: the reply brings the rest.
+    if (p.address.uuid == 0 || p.address.partial) h.flags = wire::kWireupSendAddress;
     WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size(),
                  p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
@@ -426,6 +432,11 @@ void DataPath::handle_request(const WireupView &w) {
         const auto it = by_identity_.find(a.uuid);
         if (it != by_identity_.end()) {
             p = peers_[it->second].get();
+            // Known by its name so far: the request brings its full address (crossing
+            // handshakes: ours may still be unanswered, so it may move to the best lane).
+            if (p->address.partial && a.endpoint_id == p->address.endpoint_id) {
+                move_to_best_lane(*p, std::move(a));
+            }
         } else if ((p = host_port_peer_of(a)) != nullptr) {
             // This side named it by host and port (a socket address, insertsvc) before it
             // called: the same peer, now with its identity and full address (and, if our own
@@ -533,7 +544,7 @@ void DataPath::handle_reply(const WireupView &w) {
                           p.local_idx, known->second);
         }
     }
-    if (by_host_and_port && w.addr != nullptr) upgrade_lane(p, w);
+    if ((by_host_and_port || p.address.partial) && w.addr != nullptr) upgrade_lane(p, w);
     p.remote_idx = w.hdr.receiver_idx;
     p.request_unsent = false;
     if (p.lane.p2p()) {
@@ -607,7 +618,7 @@ void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
         p.address = std::move(full);
         return;
     }
-    UFI_LOG_DEBUG(Subsys::EpData, "peer {} reached by host and port: traffic moves from {} to {}",
+    UFI_LOG_DEBUG(Subsys::EpData, "peer {}: its full address came with the handshake: traffic moves from {} to {}",
                   address::describe(full), p.lane.resource().label(), better.resource().label());
     p.aux = std::move(p.lane);  // kept: the handshake's connection
     p.lane = std::move(better);

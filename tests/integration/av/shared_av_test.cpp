@@ -31,25 +31,21 @@ constexpr int kTimeoutMs = 20000;
 size_t g_addr_len = 0;
 
 // A ufi address blob (transports/address.h layout), written independently of ufi's code:
-// "uf", version 2, record count, u64 uuid, u32 endpoint id, u32 checksum, then records
-// (u8 name length, name, u8 device length, u8 iface length, device bytes, iface bytes),
-// then zeros up to the domain's address length.
+// "uf", version 3, record count, u64 uuid, u32 endpoint id, u32 checksum, then records
+// (u8 transport code: 1 posix, 7 tcp; u8 device length, u8 iface length, device bytes, iface
+// bytes), then zeros up to the domain's address length.
 std::vector<uint8_t> make_blob(uint64_t n) {
-    std::vector<uint8_t> b = {'u', 'f', 2, 2};
+    std::vector<uint8_t> b = {'u', 'f', 3, 2};
     for (int i = 0; i < 8; ++i)
         b.push_back(static_cast<uint8_t>((n | 0x4200000000000000ULL) >> (8 * i)));
     for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(n >> (8 * i)));
     for (int i = 0; i < 4; ++i) b.push_back(0);  // checksum, below
-    const std::string posix = "posix";
-    b.push_back(static_cast<uint8_t>(posix.size()));
-    b.insert(b.end(), posix.begin(), posix.end());
+    b.push_back(1);  // posix
     b.push_back(8);
     b.push_back(8);
     for (int i = 0; i < 16; ++i) b.push_back(static_cast<uint8_t>(n * 31 + i));
-    const std::string tcp = "tcp";
     const size_t extra = n % 3;  // vary the length
-    b.push_back(static_cast<uint8_t>(tcp.size()));
-    b.insert(b.end(), tcp.begin(), tcp.end());
+    b.push_back(7);  // tcp
     b.push_back(static_cast<uint8_t>(6 + extra));
     b.push_back(2);
     for (size_t i = 0; i < 8 + extra; ++i) b.push_back(static_cast<uint8_t>(n >> i));

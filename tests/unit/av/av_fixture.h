@@ -47,8 +47,8 @@ inline std::vector<uint8_t> trimmed(std::vector<uint8_t> b) {
     return b;
 }
 
-// A realistic address: posix (8+8), tcp (6+2), self (0+8) records, distinct per `n`, padded
-// to the domain's address length.
+// A realistic name: posix (8+8), tcp (6+2), self (0+2) records, distinct per `n`, padded
+// to the domain's address length (55 bytes at most: names fit the smallest domain here).
 inline std::vector<uint8_t> make_blob(uint64_t n, int records = 3) {
     address::EndpointAddress a;
     a.uuid = 0x1000000000000000ULL + n;
@@ -64,7 +64,7 @@ inline std::vector<uint8_t> make_blob(uint64_t n, int records = 3) {
     b2 = {static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
     if (records >= 1) a.records.push_back({"posix", b8, b8});
     if (records >= 2) a.records.push_back({"tcp", b6, b2});
-    if (records >= 3) a.records.push_back({"self", {}, b8});
+    if (records >= 3) a.records.push_back({"self", {}, b2});
     for (int r = 3; r < records; ++r)
         a.records.push_back({"rc_mlx5", std::vector<uint8_t>(r, 1), b8});
     return padded(address::pack(a));

@@ -369,11 +369,12 @@ TEST_F(EpTest, EnableBuildsTheAddress) {
     EXPECT_EQ(fi_enable(ep), -FI_EOPBADSTATE) << "enable twice";
 
     const std::vector<uint8_t> blob = name_of(ep);
-    const address::EndpointAddress a = parse(blob);
+    const address::EndpointAddress name = parse(blob);
+    const address::EndpointAddress &a = ep_object(ep)->address();
     EXPECT_NE(a.uuid, 0U);
     EXPECT_NE(a.endpoint_id, 0U);
-    EXPECT_EQ(a, ep_object(ep)->address());
-    // One record per transport of the domain, in order, with discovery's address lengths.
+    // The full address (sent in the handshake): one record per transport of the domain, in
+    // order, with discovery's address lengths.
     const auto &resources = runtime::object_of<runtime::Domain>(domain_)->resources;
     ASSERT_EQ(a.records.size(), resources.size());
     for (size_t i = 0; i < resources.size(); ++i) {
@@ -384,6 +385,26 @@ TEST_F(EpTest, EnableBuildsTheAddress) {
         EXPECT_EQ(a.records[i].iface_addr.size(),
                   r.has(UCT_IFACE_FLAG_CONNECT_TO_IFACE) ? r.iface_addr_len : 0);
     }
+    // The name (fi_getname): the same identity, the records of the transports names carry,
+    // within FI_NAME_MAX, and marked partial when it leaves any but self out.
+    const auto &offer = runtime::object_of<runtime::Domain>(domain_)->offer;
+    EXPECT_LE(blob.size(), size_t{FI_NAME_MAX}) << offer.description;
+    EXPECT_EQ(name.uuid, a.uuid);
+    EXPECT_EQ(name.endpoint_id, a.endpoint_id);
+    bool left_out = false;
+    size_t next = 0;
+    for (const auto &rec : a.records) {
+        const bool named = std::find(offer.name_tls.begin(), offer.name_tls.end(), rec.tl) != offer.name_tls.end();
+        if (named) {
+            ASSERT_LT(next, name.records.size()) << rec.tl;
+            EXPECT_EQ(name.records[next++], rec);
+        } else {
+            left_out |= rec.tl != "self";
+        }
+    }
+    EXPECT_EQ(next, name.records.size());
+    EXPECT_EQ(name.partial, left_out);
+    EXPECT_FALSE(a.partial);
     EXPECT_EQ(ep->ops->tx_size_left(ep), static_cast<ssize_t>(info_->tx_attr->size));
     EXPECT_EQ(ep->ops->rx_size_left(ep), static_cast<ssize_t>(info_->rx_attr->size));
 }
@@ -480,8 +501,13 @@ TEST_F(EpTest, SharedMemoryNotPermitted) {
         return;
     }
     ASSERT_EQ(fi_enable(ep), 0);
-    const auto a = parse(name_of(ep));
+    const auto &a = ep_object(ep)->address();
     EXPECT_EQ(a.records.size(), non_shm);
+    for (const auto &rec : parse(name_of(ep)).records) {
+        EXPECT_NE(rec.tl, "posix");
+        EXPECT_NE(rec.tl, "sysv");
+        EXPECT_NE(rec.tl, "cma");
+    }
     for (const auto &rec : a.records) {
         EXPECT_NE(rec.tl, "posix");
         EXPECT_NE(rec.tl, "sysv");

@@ -2,6 +2,7 @@
 // offers opens an endpoint whose address holds exactly the domain's transports, all from
 // EP_TEST_ALLOWED_TLS. Without an AV implementation the worker-level check still runs.
 #include "runtime/domain.h"
+#include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/fid_cast.h"
 #include "transports/address.h"
@@ -16,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -89,9 +91,18 @@ TEST(EpTls, EveryDomainsEndpointUsesOnlyItsTransports) {
             ASSERT_EQ(fi_getname(&ep->fid, blob.data(), &len), 0);
             address::EndpointAddress a;
             ASSERT_TRUE(address::unpack(blob.data(), blob.size(), a));
-            std::vector<std::string> in_address;
-            for (const auto &rec : a.records) in_address.push_back(rec.tl);
+            // The full address holds every transport; the name those it carries.
+            std::vector<std::string> in_address, in_name, named;
+            for (const auto &rec : ufi::runtime::ep::endpoint_of(&ep->fid)->address().records) {
+                in_address.push_back(rec.tl);
+            }
+            for (const auto &rec : a.records) in_name.push_back(rec.tl);
+            for (const auto &tl : expected) {
+                if (std::count(d->offer.name_tls.begin(), d->offer.name_tls.end(), tl)) named.push_back(tl);
+            }
             EXPECT_EQ(in_address, expected);
+            EXPECT_EQ(in_name, named);
+            EXPECT_LE(blob.size(), size_t{FI_NAME_MAX});
             EXPECT_EQ(fi_close(&ep->fid), 0);
 
             // Without shared memory: the other transports, or -FI_ENODEV when none is left.

@@ -191,6 +191,29 @@ TEST(Getinfo, DestinationNeedsAReachingDomain) {
     EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"eth0", "lo", "shm"}));
 }
 
+// Open MPI's OFI MTL asks for FI_REMOTE_COMM; a single-node job pinned to loopback
+// (UFI_NET_DEVICES=lo leaves the lo and shm domains) must still find ufi. The loopback domain
+// offers it, as libfabric's tcp provider does; the shared-memory-only domain does not, and lo
+// still refuses to name another host.
+TEST(Getinfo, LoopbackDomainOffersRemoteCommButReachesNoOtherHost) {
+    GetinfoEnv env;
+    env.offers = {testing::lo_offer(), testing::shm_offer()};
+    env.local_addrs = {"127.0.0.1", "::1"};
+    InfoPtr hints(alloc_info());
+    hints->caps = FI_TAGGED | FI_DIRECTED_RECV | FI_REMOTE_COMM;
+    hints->ep_attr->type = FI_EP_RDM;
+    InfoPtr out;
+    Explanation why;
+    ASSERT_EQ(run(env, hints.get(), out, why), 0);
+    EXPECT_EQ(domains(out.get()), (std::vector<std::string>{"lo"}));
+    EXPECT_EQ(out->caps & FI_REMOTE_COMM, FI_REMOTE_COMM);
+    EXPECT_EQ(out->domain_attr->caps & FI_REMOTE_COMM, FI_REMOTE_COMM);
+    EXPECT_TRUE(mentions(why, "domain shm")) << "the shm domain is refused for FI_REMOTE_COMM";
+
+    EXPECT_EQ(run(env, hints.get(), out, why, "10.1.2.3", {"10.1.2.3"}), -FI_ENODATA);
+    EXPECT_TRUE(mentions(why, "cannot reach remote node 10.1.2.3"));
+}
+
 transports::address::EndpointAddress sample_address() {
     transports::address::EndpointAddress a;
     a.uuid = 42;
@@ -293,7 +316,7 @@ TEST(Getinfo, HintAddressesAreValidatedAndCopied) {
     // An address too long for a domain leaves that domain out, with the reason.
     auto big = sample_address();
     big.records.push_back({"tcp", std::vector<uint8_t>(18, 3), std::vector<uint8_t>(2, 4)});
-    big.records.push_back({"sysv", std::vector<uint8_t>(8, 5), std::vector<uint8_t>(24, 6)});
+    big.records.push_back({"sysv", std::vector<uint8_t>(8, 5), std::vector<uint8_t>(32, 6)});
     const auto big_blob = transports::address::pack(big);
     ASSERT_GT(big_blob.size(), 104u);
     ASSERT_LE(big_blob.size(), 120u);

@@ -9,6 +9,7 @@
 #include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
+#include "transports/address.h"
 
 #include <algorithm>
 
@@ -17,6 +18,12 @@ namespace {
 
 runtime::proto::DataPath *data_path(fid_ep *ep) {
     return runtime::ep::endpoint_of(&ep->fid)->data_path();
+}
+
+// An address as a peer needs it: self, which only the endpoint itself uses, left out.
+transports::address::EndpointAddress without_self(transports::address::EndpointAddress a) {
+    std::erase_if(a.records, [](const auto &r) { return r.tl == "self"; });
+    return a;
 }
 
 bool policy_names(const std::string &tl) {
@@ -71,6 +78,63 @@ TEST_F(MsgTest, CrossingHandshakesMoveToTheEndpointToEndpointLaneInOrder) {
         EXPECT_EQ(peer->lane.p2p(), expected) << tl;
         EXPECT_EQ(dp->stats().dropped_unknown_src, 0u) << "nothing overtook the handshake";
         EXPECT_EQ(dp->stats().dropped_malformed, 0u);
+        // Each knew the other by its name: the crossing handshakes brought the full address.
+        const fid_ep *other = s == &a_? b_.ep : a_.ep;
+        EXPECT_EQ(without_self(peer->address),
+                  without_self(runtime::ep::endpoint_of(const_cast<fid_t>(&other->fid))->address()));
+    }
+}
+
+// Names leave records out (cma here, to stay within FI_NAME_MAX): the handshake brings the
+// rest, so the side that only answers and the side that called both end up with the peer's
+// full address, and a large message then goes by the zero-copy get cma serves.
+TEST_F(MsgTest, TheHandshakeBringsWhatTheNameLeftOut) {
+    const auto &a_full = runtime::ep::endpoint_of(&a_.ep->fid)->address();
+    const auto &b_full = runtime::ep::endpoint_of(&b_.ep->fid)->address();
+    size_t len = 0;
+    (void)fi_getname(&b_.ep->fid, nullptr, &len);
+    std::vector<uint8_t> name(len);
+    ASSERT_EQ(fi_getname(&b_.ep->fid, name.data(), &len), 0);
+    transports::address::EndpointAddress b_name;
+    ASSERT_TRUE(transports::address::unpack(name.data(), name.size(), b_name));
+    EXPECT_LE(name.size(), size_t{FI_NAME_MAX});
+
+    // One way first: A calls B, B only answers.
+    uint64_t word = 0x5eed;
+    uint64_t got = 0;
+    ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, &word, sizeof word, nullptr, a_to_b_, 1, nullptr); }), 0);
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    EXPECT_EQ(got, word);
+    runtime::proto::DataPath *da = data_path(a_.ep);
+    runtime::proto::DataPath *db = data_path(b_.ep);
+    ASSERT_EQ(da->peer_count(), 1u);
+    ASSERT_EQ(db->peer_count(), 1u);
+    EXPECT_EQ(without_self(da->peer(0)->address), without_self(b_full)) << "the reply brought B's full address";
+    EXPECT_EQ(without_self(db->peer(0)->address), without_self(a_full)) << "the request carried A's";
+    EXPECT_FALSE(da->peer(0)->address.partial);
+
+    // A message above the rendezvous threshold, B to A and A to B: where both have cma, by get.
+    const bool cma = std::any_of(a_full.records.begin(), a_full.records.end(),
+                                 [](const auto &r) { return r.tl == "cma"; });
+    const bool named_cma = std::any_of(b_name.records.begin(), b_name.records.end(),
+                                       [](const auto &r) { return r.tl == "cma"; });
+    if (cma && !named_cma) {
+        EXPECT_TRUE(b_name.partial);
+    }
+    const size_t big = 4u << 20;
+    std::vector<uint8_t> out = pattern(big, 3), in(big, 0);
+    ASSERT_EQ(fi_trecv(a_.ep, in.data(), big, nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(b_.ep, out.data(), big, nullptr, b_to_a_, 2, nullptr); }), 0);
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    EXPECT_EQ(in, out);
+    const auto &sa = da->stats();
+    EXPECT_EQ(sa.rndv_get + sa.rndv_put + sa.rndv_am, 1u) << "4 MiB goes by rendezvous";
+    if (cma) {
+        EXPECT_EQ(sa.rndv_get, 1u) << "cma, learned at the handshake, serves the get";
     }
 }
 

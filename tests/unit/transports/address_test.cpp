@@ -26,7 +26,8 @@ TEST(Address, RoundTrip) {
     std::string why;
     const auto blob = pack(a, &why);
     ASSERT_FALSE(blob.empty()) << why;
-    EXPECT_EQ(blob.size(), kHeaderSize + (1 + 5 + 2 + 16) + (1 + 4 + 2 + 8) + (1 + 3 + 2 + 20));
+    // Known transports take a one-byte code (no name).
+    EXPECT_EQ(blob.size(), kHeaderSize + (3 + 16) + (3 + 8) + (3 + 20));
     EndpointAddress b;
     ASSERT_TRUE(unpack(blob.data(), blob.size(), b, &why)) << why;
     EXPECT_EQ(a, b);
@@ -94,11 +95,77 @@ TEST(Address, RejectsMalformed) {
     EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why)) << "padding is zeros";
     EXPECT_NE(why.find("is not zero padding"), std::string::npos) << why;
     bad = good;
-    bad[kHeaderSize + 1] = '!';  // transport name not printable
+    bad[3] |= 0x40;  // a reserved header flag
     EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why));
+    EXPECT_NE(why.find("reserved flag"), std::string::npos) << why;
+    bad = good;
+    bad[kHeaderSize] = 200;  // a transport code this ufi does not know
+    EXPECT_FALSE(unpack(bad.data(), bad.size(), out, &why));
+    EXPECT_NE(why.find("unknown transport code 200"), std::string::npos) << why;
     for (size_t len = 0; len < good.size(); ++len) {
         EXPECT_FALSE(is_valid(good.data(), len)) << "every truncation is invalid: " << len;
     }
+}
+
+// Transports without a code are spelled out; a known one spelled out is not the canonical
+// form and is refused (one address, one encoding).
+TEST(Address, UnknownTransportsAreSpelledOut) {
+    EndpointAddress a = sample();
+    a.records.push_back({"ugni_x", {1, 2}, {3}});
+    std::string why;
+    const auto blob = pack(a, &why);
+    ASSERT_FALSE(blob.empty()) << why;
+    EXPECT_EQ(blob.size(), kHeaderSize + (3 + 16) + (3 + 8) + (3 + 20) + (4 + 6 + 3));
+    EndpointAddress b;
+    ASSERT_TRUE(unpack(blob.data(), blob.size(), b, &why)) << why;
+    EXPECT_EQ(a, b);
+    Resource r;
+    r.tl = "ugni_x";
+    r.device_addr_len = 2;
+    r.iface_addr_len = 1;
+    EXPECT_EQ(record_bound(r), 4 + 6 + 3u);
+
+    // The spelled-out record is the last: code 0, length, name.
+    const size_t at = blob.size() - (4 + 6 + 3);
+    ASSERT_EQ(blob[at], 0);
+    ASSERT_EQ(blob[at + 1], 6);
+    auto bad = blob;
+    bad[at + 2] = '!';  // not printable
+    EXPECT_FALSE(unpack(bad.data(), bad.size(), b, &why));
+    EXPECT_NE(why.find("not printable"), std::string::npos) << why;
+
+    EndpointAddress spelled;
+    spelled.uuid = 1;
+    spelled.endpoint_id = 1;
+    spelled.records.push_back({"ugni_x", {}, {7}});
+    auto blob2 = pack(spelled);
+    ASSERT_FALSE(blob2.empty());
+    // A record that spells out a known transport's name (what an encoder without codes wrote).
+    std::vector<uint8_t> forged(blob2.begin(), blob2.begin() + kHeaderSize);
+    const std::string posix = "posix";
+    forged.push_back(0);
+    forged.push_back(static_cast<uint8_t>(posix.size()));
+    forged.insert(forged.end(), posix.begin(), posix.end());
+    forged.push_back(0);
+    forged.push_back(1);
+    forged.push_back(7);
+    const uint32_t sum = fnv1a_skipping({forged.data(), forged.size()}, kChecksumOffset);
+    for (int i = 0; i < 4; ++i) forged[kChecksumOffset + i] = static_cast<uint8_t>(sum >> (8 * i));
+    EXPECT_FALSE(unpack(forged.data(), forged.size(), b, &why));
+    EXPECT_NE(why.find("spelled out instead of coded"), std::string::npos) << why;
+}
+
+TEST(Address, PartialFlagRoundTrips) {
+    EndpointAddress a = sample();
+    a.partial = true;
+    const auto blob = pack(a);
+    ASSERT_FALSE(blob.empty());
+    EXPECT_EQ(blob[3], 0x80 | 3);
+    EndpointAddress b;
+    ASSERT_TRUE(unpack(blob.data(), blob.size(), b));
+    EXPECT_TRUE(b.partial);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(describe(b).find("tcp, ...]"), std::string::npos) << describe(b);
 }
 
 TEST(Address, FixedSizePadsAndBoundsEveryRead) {
@@ -129,9 +196,9 @@ TEST(Address, FixedSizeOfResources) {
     tcp.tl = "tcp";
     tcp.device_addr_len = 18;
     tcp.iface_addr_len = 2;
-    EXPECT_EQ(record_bound(posix), 3 + 5 + 16u);
+    EXPECT_EQ(record_bound(posix), 3 + 16u);
     const Resource *both[] = {&posix, &tcp};
-    const size_t raw = kHeaderSize + (3 + 5 + 16) + (3 + 3 + 20);
+    const size_t raw = kHeaderSize + (3 + 16) + (3 + 20);
     EXPECT_EQ(fixed_size(both), (raw + 7) & ~size_t{7});
     EXPECT_EQ(fixed_size(both) % 8, 0u);
 }
