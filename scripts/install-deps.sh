@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmark programs
   libfabric-bin                 # compat tests: Debian's fi_info / fi_pingpong against our libfabric.so.1
   iproute2                      # network-namespace tests
+  openmpi-bin libopenmpi-dev    # MPI tests: Open MPI's OFI MTL and BTL over our libfabric.so.1
 )
 
 missing=()
