@@ -233,13 +233,17 @@ class DataPath {
     // beyond the entry index are checked by resolve_peer(), never cached: an fi_addr_t with
     // them set misses.
     Peer *peer_for_addr(fi_addr_t addr) noexcept {
+        const uint32_t cached = cached_peer(addr);
+        return cached != kNoPeer ? peers_[cached].get() : resolve_peer(addr);
+    }
+    // The peer the address cache holds for `addr` while its AV entry is unchanged; kNoPeer
+    // when it holds none (resolve_peer finds it).
+    uint32_t cached_peer(fi_addr_t addr) const noexcept {
         if (addr < by_addr_.size()) {
             const AddrCache &c = by_addr_[addr];
-            if (c.version != 0 && c.version == av::version_at(c.version_ptr)) {
-                return peers_[c.peer].get();
-            }
+            if (c.version != 0 && c.version == av::version_at(c.version_ptr)) return c.peer;
         }
-        return resolve_peer(addr);
+        return kNoPeer;
     }
     Peer *resolve_peer(fi_addr_t addr) noexcept;
     Peer *add_peer(transports::address::EndpointAddress &&address);

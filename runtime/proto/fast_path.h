@@ -105,18 +105,22 @@ inline void DataPath::fill_recv(RecvReq *r, uint32_t from, void *context, uint64
 inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void *context,
                                      uint64_t flags, uint64_t tag, uint64_t ignore,
                                      bool tagged) noexcept {
-    // Any source (or an endpoint that does not match sources), nothing unexpected to match,
-    // room, a pooled record, not a multi-receive buffer.
-    const bool any_source =
-        !(tagged ? directed_tagged_ : directed_msg_) || (src == FI_ADDR_UNSPEC && !exact_directed_);
+    // Any source (or an endpoint that does not match sources), or a source whose peer the
+    // address cache holds (Open MPI's MTL directs every receive that names a rank); nothing
+    // unexpected to match, room, a pooled record, not a multi-receive buffer.
+    uint32_t from = kNoPeer;
+    if ((tagged ? directed_tagged_ : directed_msg_) && (src != FI_ADDR_UNSPEC || exact_directed_)) {
+        from = cached_peer(src);  // FI_ADDR_UNSPEC (exact directed: refused) holds none
+        if (from == kNoPeer) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
+    }
     List<RecvReq> &posted = tagged ? posted_tagged_ : posted_msg_;
-    if (!any_source || (flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ ||
+    if ((flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ ||
         !(tagged ? unexp_tagged_ : unexp_msg_).empty()) {
         return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
     }
     RecvReq *r = recv_pool_.get_pooled();
     if (r == nullptr) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
-    fill_recv(r, kNoPeer, context, flags, tag, ignore, tagged);
+    fill_recv(r, from, context, flags, tag, ignore, tagged);
     r->iov.set(buf, len);
     ++rx_posted_;
     posted.push_back(r);

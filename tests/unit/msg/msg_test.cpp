@@ -154,6 +154,23 @@ TEST_F(MsgTest, DirectedReceive) {
     EXPECT_EQ(src, b_to_c);
     EXPECT_EQ(from_c, vc);
     EXPECT_EQ(from_any, va);
+
+    // Again, now that B's address cache holds C (the receive posting fast path takes directed
+    // receives from cached peers, as Open MPI posts every receive naming a rank): a directed
+    // receive for A and one for C, each message lands in its own, whatever the order.
+    uint32_t got_a = 0, got_c = 0;
+    int ctx_a = 0;
+    ASSERT_EQ(fi_trecv(b_.ep, &got_c, 4, nullptr, b_to_c, 6, 0, &ctx_c), 0);
+    ASSERT_EQ(fi_trecv(b_.ep, &got_a, 4, nullptr, b_to_a_, 6, 0, &ctx_a), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &va, 4, a_to_b_, 6); }), 0);
+    ASSERT_EQ(wait(b_.cq, e, &src), 1);
+    EXPECT_EQ(e.op_context, &ctx_a) << "A's message skipped the receive directed at C";
+    EXPECT_EQ(src, b_to_a_);
+    ASSERT_EQ(retry([&] { return fi_tinject(c_.ep, &vc, 4, c_to_b, 6); }), 0);
+    ASSERT_EQ(wait(b_.cq, e, &src), 1);
+    EXPECT_EQ(e.op_context, &ctx_c);
+    EXPECT_EQ(got_a, va);
+    EXPECT_EQ(got_c, vc);
 }
 
 TEST_F(MsgTest, TruncationReportsTheOverflow) {
