@@ -79,7 +79,7 @@ Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
         address::EndpointAddress a;
         if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
         // Its own name: the full address (names leave out self, which only it can use).
-        if (a.uuid == cfg_.uuid && a.endpoint_id == cfg_.endpoint_id && a.partial &&
+        if (a.uuid == cfg_.uuid && a.endpoint_id == cfg_.endpoint_id &&
             !address::unpack(cfg_.address.data(), cfg_.address.size(), a)) {
             return nullptr;
         }

@@ -6,6 +6,10 @@
 // provider keys (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY).
 #include "msg_fixture.h"
 
+#include "runtime/ep/binding.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/proto/data_path.h"
+
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
@@ -532,6 +536,16 @@ TEST_F(RmaSelfTest, WriteReadAndFetchAddToItself) {
     uint64_t now = 0;
     std::memcpy(&now, target.data(), 8);
     EXPECT_EQ(now, 1u);
+    // Its own name leaves self out (names carry what peers need), yet the endpoint reaches
+    // itself over self where the domain has it: it resolves its own name to its full address.
+    const auto &full = runtime::ep::endpoint_of(&a_.ep->fid)->address();
+    const bool has_self = std::any_of(full.records.begin(), full.records.end(),
+                                      [](const auto &r) { return r.tl == "self"; });
+    runtime::proto::DataPath *dp = runtime::ep::endpoint_of(&a_.ep->fid)->data_path();
+    ASSERT_EQ(dp->peer_count(), 1u);
+    if (has_self) {
+        EXPECT_EQ(dp->peer(0)->lane.resource().tl, "self");
+    }
 }
 
 }  // namespace
