@@ -66,9 +66,13 @@ if [ $check_selection -eq 1 ]; then
     echo "FAILED: Open MPI's OFI MTL did not report provider ufi on domain lo"
     exit 1
   fi
-  if grep -q "mtl_ofi_provider_include\|provider_include = \"[^(]" "$out"; then
-    echo "note: a provider include list was in effect"
+  # ... with no include list and its default exclude list (shm, tcp and others left out).
+  if ! grep -q 'provider_include = "(null)"' "$out" ||
+     ! grep -q 'provider_exclude = "shm,sockets,tcp,udp,rstream,usnic"' "$out"; then
+    cat "$out"
+    echo "FAILED: Open MPI did not run with its default provider lists"
+    exit 1
   fi
-  echo "selection: Open MPI's OFI MTL chose ufi (domain lo) with its default exclude list"
+  echo "selection: Open MPI's OFI MTL chose ufi (domain lo) with its default provider lists"
 fi
 exit 0
