@@ -1,6 +1,7 @@
 /* Collectives over the OFI MTL on ufi, 2 to 4 ranks (oversubscribed on 2 cores): barrier,
  * broadcast of small and large buffers, reduce, allreduce (int and double), gather, scatter,
- * allgather, alltoall, scan, and a split communicator. Every value is checked. */
+ * allgather, alltoall, scan, a split communicator, and a fan-in of messages from every rank
+ * taken with MPI_ANY_SOURCE (per-source order kept). Every value is checked. */
 #include "mpi_check.h"
 
 int main(int argc, char **argv) {
@@ -82,6 +83,27 @@ int main(int argc, char **argv) {
     for (int k = r % 2; k < n; k += 2) want += k;
     EXPECT(hsum == want, "MPI_Allreduce on the split communicator: %d, expected %d", hsum, want);
     MPI_CHECK(MPI_Comm_free(&half));
+
+    /* Fan-in: every other rank sends 300 numbered messages to rank 0, which takes them with
+     * MPI_ANY_SOURCE and MPI_ANY_TAG: all arrive, each source's in the order sent. */
+    enum { kFan = 300 };
+    if (r != 0) {
+        for (int i = 0; i < kFan; ++i) {
+            int msg[2] = {r, i};
+            MPI_CHECK(MPI_Send(msg, 2, MPI_INT, 0, 900 + i % 7, MPI_COMM_WORLD));
+        }
+    } else {
+        int next[4] = {0, 0, 0, 0};
+        for (int k = 0; k < kFan * (n - 1); ++k) {
+            int msg[2] = {-1, -1};
+            MPI_Status st;
+            MPI_CHECK(MPI_Recv(msg, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+            EXPECT(st.MPI_SOURCE == msg[0] && msg[0] > 0 && msg[0] < n, "fan-in: source %d carried %d", st.MPI_SOURCE, msg[0]);
+            EXPECT(st.MPI_TAG == 900 + msg[1] % 7, "fan-in: tag %d for message %d", st.MPI_TAG, msg[1]);
+            EXPECT(msg[1] == next[msg[0]], "fan-in: from rank %d message %d arrived when %d was due", msg[0], msg[1], next[msg[0]]);
+            ++next[msg[0]];
+        }
+    }
 
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (r == 0) printf("collectives on %d ranks: ok\n", n);
