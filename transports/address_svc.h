@@ -16,11 +16,17 @@
 
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace ufi::transports::address {
+
+// The longest tcp device address of these layouts (loopback or IPv6: 2 + 16 bytes) and the
+// iface address (the port): what a host-and-port address's one record holds at most.
+inline constexpr size_t kTcpDeviceAddressMax = 18;
+inline constexpr size_t kTcpIfaceAddressLen = 2;
 
 // Device address of UCX 1.13's tcp transport for an AF_INET or AF_INET6 socket address; empty
 // for another family.

@@ -4,6 +4,7 @@
 #include "runtime/log/log.h"
 #include "transports/address.h"
 #include "transports/address_name.h"
+#include "transports/address_svc.h"
 #include "transports/discovery.h"
 #include "transports/op_limits.h"
 #include "transports/selection_config.h"
@@ -66,9 +67,11 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     offer.rma_iov_limit = rma_iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : rma_iov;
     const transports::address::NamePlan names = transports::address::plan_names(chosen);
     // Every domain's addresses also hold a host and port (fi_getinfo's default source,
-    // fi_av_insertsvc): one tcp record of at most 18 + 2 bytes (transports/address_svc.h).
-    offer.addr_len = std::max(names.size, transports::address::padded_size(
-                                              transports::address::record_overhead("tcp") + 18 + 2));
+    // fi_av_insertsvc): one tcp record (transports/address_svc.h).
+    namespace address = transports::address;
+    offer.addr_len = std::max(names.size, address::padded_size(address::record_overhead("tcp") +
+                                                               address::kTcpDeviceAddressMax +
+                                                               address::kTcpIfaceAddressLen));
     offer.name_tls = names.tls;
     if (names.over_budget()) {
         UFI_LOG_INFO(log::Subsys::Core,

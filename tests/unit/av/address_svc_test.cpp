@@ -233,6 +233,10 @@ TEST(AddressSvc, Layout) {
     inet_pton(AF_INET6, "fd00::2", &in6.sin6_addr);
     EXPECT_EQ(tcp_device_address(reinterpret_cast<sockaddr *>(&in6)).size(), 18u);
     EXPECT_EQ(tcp_device_address(reinterpret_cast<sockaddr *>(&in6))[0], 0);
+    // Every domain's addresses are sized to hold the longest of these (runtime/info/offers.cpp).
+    EXPECT_EQ(lo.size(), kTcpDeviceAddressMax);
+    EXPECT_LE(dev.size(), kTcpDeviceAddressMax);
+    EXPECT_EQ(tcp_iface_address(1).size(), kTcpIfaceAddressLen);
     sockaddr bad{};
     bad.sa_family = AF_UNIX;
     EXPECT_TRUE(tcp_device_address(&bad).empty());
