@@ -244,10 +244,10 @@ const runtime::ep::EndpointOps g_tables = {
     .fid = &g_ep_fi_ops,
     .ep = &g_ep_ops,
     .cm = &g_ep_cm_ops,
-    .msg = &g_ep_msg_ops,
-    .rma = &g_ep_rma_ops,
-    .tagged = &g_ep_tagged_ops,
-    .atomic = &g_ep_atomic_ops,
+    .locked = {.msg = msg_ops(true), .rma = rma_ops(true), .tagged = tagged_ops(true),
+               .atomic = atomic_ops(true)},
+    .lock_free = {.msg = msg_ops(false), .rma = rma_ops(false), .tagged = tagged_ops(false),
+                  .atomic = atomic_ops(false)},
     .collective = &g_ep_collective_ops,
 };
 

@@ -66,19 +66,21 @@ struct Call {
     uint64_t data = 0;
 };
 
+template <bool kLocked>
 ssize_t run(fid_ep *fep, Call &c) {
     const size_t size = atomics::element_size(c.datatype);
     if (size == 0) return -FI_EINVAL;
     if (!atomics::valid(c.op, c.datatype, static_cast<atomics::Kind>(c.kind))) return -FI_EOPNOTSUPP;
     // The element count the call names: its operand's (its result's for FI_ATOMIC_READ).
     const size_t bytes = c.op == FI_ATOMIC_READ ? c.result.total : c.operand.total;
-    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.atomic(c.kind, c.op, c.datatype, bytes / size, c.operand, c.compare, c.result,
                          c.segs, c.nsegs, c.dest, c.context, c.flags, c.data);
     });
 }
 
 // One buffer and one target range.
+template <bool kLocked>
 ssize_t one(fid_ep *ep, uint8_t kind, const void *buf, size_t count, const void *compare,
             void *result, fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype datatype,
             fi_op op, void *context, uint64_t flags) {
@@ -108,10 +110,11 @@ ssize_t one(fid_ep *ep, uint8_t kind, const void *buf, size_t count, const void 
     c.dest = dest;
     c.context = context;
     c.flags = flags;
-    return run(ep, c);
+    return run<kLocked>(ep, c);
 }
 
 // Vectors: the operand list, the target range(s), and the result and compare lists.
+template <bool kLocked>
 ssize_t vec(fid_ep *ep, uint8_t kind, const fi_ioc *iov, size_t count, const fi_ioc *comparev,
             size_t compare_count, fi_ioc *resultv, size_t result_count, fi_addr_t dest,
             const fi_rma_ioc *rma, size_t rma_count, fi_datatype datatype, fi_op op,
@@ -140,45 +143,51 @@ ssize_t vec(fid_ep *ep, uint8_t kind, const fi_ioc *iov, size_t count, const fi_
     c.context = context;
     c.flags = flags;
     c.data = data;
-    return run(ep, c);
+    return run<kLocked>(ep, c);
 }
 
+template <bool kLocked>
 ssize_t atomic_write(fid_ep *ep, const void *buf, size_t count, void *, fi_addr_t dest,
                      uint64_t addr, uint64_t key, fi_datatype datatype, fi_op op, void *context) {
-    return one(ep, kWrite, buf, count, nullptr, nullptr, dest, addr, key, datatype, op, context,
+    return one<kLocked>(ep, kWrite, buf, count, nullptr, nullptr, dest, addr, key, datatype, op, context,
                ep_of(ep)->tx_op_flags());
 }
 
+template <bool kLocked>
 ssize_t atomic_writev(fid_ep *ep, const fi_ioc *iov, void **, size_t count, fi_addr_t dest,
                       uint64_t addr, uint64_t key, fi_datatype datatype, fi_op op, void *context) {
     size_t elements = 0;
     for (size_t i = 0; iov != nullptr && i < count; ++i) elements += iov[i].count;
     const fi_rma_ioc rma{addr, elements, key};
-    return vec(ep, kWrite, iov, count, nullptr, 0, nullptr, 0, dest, &rma, 1, datatype, op,
+    return vec<kLocked>(ep, kWrite, iov, count, nullptr, 0, nullptr, 0, dest, &rma, 1, datatype, op,
                context, ep_of(ep)->tx_op_flags(), 0);
 }
 
+template <bool kLocked>
 ssize_t atomic_writemsg(fid_ep *ep, const fi_msg_atomic *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kAtomicFlags) return -FI_EBADFLAGS;
-    return vec(ep, kWrite, msg->msg_iov, msg->iov_count, nullptr, 0, nullptr, 0, msg->addr,
+    return vec<kLocked>(ep, kWrite, msg->msg_iov, msg->iov_count, nullptr, 0, nullptr, 0, msg->addr,
                msg->rma_iov, msg->rma_iov_count, msg->datatype, msg->op, msg->context, flags,
                msg->data);
 }
 
+template <bool kLocked>
 ssize_t atomic_inject(fid_ep *ep, const void *buf, size_t count, fi_addr_t dest, uint64_t addr,
                       uint64_t key, fi_datatype datatype, fi_op op) {
-    return one(ep, kWrite, buf, count, nullptr, nullptr, dest, addr, key, datatype, op, nullptr,
+    return one<kLocked>(ep, kWrite, buf, count, nullptr, nullptr, dest, addr, key, datatype, op, nullptr,
                FI_INJECT);
 }
 
+template <bool kLocked>
 ssize_t atomic_readwrite(fid_ep *ep, const void *buf, size_t count, void *, void *result, void *,
                          fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype datatype,
                          fi_op op, void *context) {
-    return one(ep, kFetch, buf, count, nullptr, result, dest, addr, key, datatype, op, context,
+    return one<kLocked>(ep, kFetch, buf, count, nullptr, result, dest, addr, key, datatype, op, context,
                ep_of(ep)->tx_op_flags());
 }
 
+template <bool kLocked>
 ssize_t atomic_readwritev(fid_ep *ep, const fi_ioc *iov, void **, size_t count, fi_ioc *resultv,
                           void **, size_t result_count, fi_addr_t dest, uint64_t addr,
                           uint64_t key, fi_datatype datatype, fi_op op, void *context) {
@@ -187,26 +196,29 @@ ssize_t atomic_readwritev(fid_ep *ep, const fi_ioc *iov, void **, size_t count, 
     const size_t n = op == FI_ATOMIC_READ ? result_count : count;
     for (size_t i = 0; counted != nullptr && i < n; ++i) elements += counted[i].count;
     const fi_rma_ioc rma{addr, elements, key};
-    return vec(ep, kFetch, iov, count, nullptr, 0, resultv, result_count, dest, &rma, 1, datatype,
+    return vec<kLocked>(ep, kFetch, iov, count, nullptr, 0, resultv, result_count, dest, &rma, 1, datatype,
                op, context, ep_of(ep)->tx_op_flags(), 0);
 }
 
+template <bool kLocked>
 ssize_t atomic_readwritemsg(fid_ep *ep, const fi_msg_atomic *msg, fi_ioc *resultv, void **,
                             size_t result_count, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kAtomicFlags) return -FI_EBADFLAGS;
-    return vec(ep, kFetch, msg->msg_iov, msg->iov_count, nullptr, 0, resultv, result_count,
+    return vec<kLocked>(ep, kFetch, msg->msg_iov, msg->iov_count, nullptr, 0, resultv, result_count,
                msg->addr, msg->rma_iov, msg->rma_iov_count, msg->datatype, msg->op, msg->context,
                flags, msg->data);
 }
 
+template <bool kLocked>
 ssize_t atomic_compwrite(fid_ep *ep, const void *buf, size_t count, void *, const void *compare,
                          void *, void *result, void *, fi_addr_t dest, uint64_t addr, uint64_t key,
                          fi_datatype datatype, fi_op op, void *context) {
-    return one(ep, kCompare, buf, count, compare, result, dest, addr, key, datatype, op, context,
+    return one<kLocked>(ep, kCompare, buf, count, compare, result, dest, addr, key, datatype, op, context,
                ep_of(ep)->tx_op_flags());
 }
 
+template <bool kLocked>
 ssize_t atomic_compwritev(fid_ep *ep, const fi_ioc *iov, void **, size_t count,
                           const fi_ioc *comparev, void **, size_t compare_count, fi_ioc *resultv,
                           void **, size_t result_count, fi_addr_t dest, uint64_t addr,
@@ -214,16 +226,17 @@ ssize_t atomic_compwritev(fid_ep *ep, const fi_ioc *iov, void **, size_t count,
     size_t elements = 0;
     for (size_t i = 0; iov != nullptr && i < count; ++i) elements += iov[i].count;
     const fi_rma_ioc rma{addr, elements, key};
-    return vec(ep, kCompare, iov, count, comparev, compare_count, resultv, result_count, dest,
+    return vec<kLocked>(ep, kCompare, iov, count, comparev, compare_count, resultv, result_count, dest,
                &rma, 1, datatype, op, context, ep_of(ep)->tx_op_flags(), 0);
 }
 
+template <bool kLocked>
 ssize_t atomic_compwritemsg(fid_ep *ep, const fi_msg_atomic *msg, const fi_ioc *comparev, void **,
                             size_t compare_count, fi_ioc *resultv, void **, size_t result_count,
                             uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kAtomicFlags) return -FI_EBADFLAGS;
-    return vec(ep, kCompare, msg->msg_iov, msg->iov_count, comparev, compare_count, resultv,
+    return vec<kLocked>(ep, kCompare, msg->msg_iov, msg->iov_count, comparev, compare_count, resultv,
                result_count, msg->addr, msg->rma_iov, msg->rma_iov_count, msg->datatype, msg->op,
                msg->context, flags, msg->data);
 }
@@ -259,21 +272,31 @@ int query_atomic(fid_domain *, fi_datatype datatype, fi_op op, fi_atomic_attr *a
     return 0;
 }
 
-fi_ops_atomic g_ep_atomic_ops = {
+namespace {
+
+// Locked (ThreadingPolicy::endpoints) and lock-free: fi_enable installs one.
+template <bool kLocked>
+fi_ops_atomic atomic_table = {
     .size = sizeof(fi_ops_atomic),
-    .write = atomic_write,
-    .writev = atomic_writev,
-    .writemsg = atomic_writemsg,
-    .inject = atomic_inject,
-    .readwrite = atomic_readwrite,
-    .readwritev = atomic_readwritev,
-    .readwritemsg = atomic_readwritemsg,
-    .compwrite = atomic_compwrite,
-    .compwritev = atomic_compwritev,
-    .compwritemsg = atomic_compwritemsg,
+    .write = atomic_write<kLocked>,
+    .writev = atomic_writev<kLocked>,
+    .writemsg = atomic_writemsg<kLocked>,
+    .inject = atomic_inject<kLocked>,
+    .readwrite = atomic_readwrite<kLocked>,
+    .readwritev = atomic_readwritev<kLocked>,
+    .readwritemsg = atomic_readwritemsg<kLocked>,
+    .compwrite = atomic_compwrite<kLocked>,
+    .compwritev = atomic_compwritev<kLocked>,
+    .compwritemsg = atomic_compwritemsg<kLocked>,
     .writevalid = atomic_writevalid,
     .readwritevalid = atomic_readwritevalid,
     .compwritevalid = atomic_compwritevalid,
 };
+
+}  // namespace
+
+fi_ops_atomic *atomic_ops(bool locked) {
+    return locked ? &atomic_table<true> : &atomic_table<false>;
+}
 
 }  // namespace ufi::api

@@ -52,143 +52,165 @@ constexpr uint64_t kMsgRecvFlags = kRecvFlags | FI_MULTI_RECV;
 constexpr uint64_t kTaggedRecvFlags = kRecvFlags | FI_PEEK | FI_CLAIM | FI_DISCARD;
 
 
+template <bool kLocked>
 ssize_t do_send(fid_ep *fep, const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
                 uint64_t tag, uint64_t data, bool tagged, bool inject_call) {
-    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.send(iov, dest, context, flags | (inject_call ? FI_INJECT : 0), tag, data,
                        tagged, inject_call);
     });
 }
 
 // One buffer (NULL only when empty): DataPath::send_buffer, whose common case is inline.
+template <bool kLocked>
 ssize_t send_one(fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, void *context,
                  uint64_t flags, uint64_t tag, uint64_t data, bool tagged, bool inject_call) {
     if (buf == nullptr && len != 0) return -FI_EINVAL;
-    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.send_buffer(buf, len, dest, context, flags | (inject_call ? FI_INJECT : 0), tag,
                               data, tagged, inject_call);
     });
 }
 
+template <bool kLocked>
 ssize_t do_recv(fid_ep *fep, const IovList &iov, fi_addr_t src, void *context, uint64_t flags,
                 uint64_t tag, uint64_t ignore, bool tagged) {
-    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.recv(iov, src, context, flags, tag, ignore, tagged);
     });
 }
 
 // ---- fi_msg --------------------------------------------------------------------------------
 
+template <bool kLocked>
 ssize_t msg_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, void *context) {
-    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
 }
 
+template <bool kLocked>
 ssize_t msg_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
                   void *context) {
     IovList list;
     if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
-    return do_send(ep, list, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+    return do_send<kLocked>(ep, list, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
 }
 
+template <bool kLocked>
 ssize_t msg_sendmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kSendFlags) return -FI_EBADFLAGS;
     IovList list;
     if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
-    return do_send(ep, list, msg->addr, msg->context, flags, 0, msg->data, false, false);
+    return do_send<kLocked>(ep, list, msg->addr, msg->context, flags, 0, msg->data, false, false);
 }
 
+template <bool kLocked>
 ssize_t msg_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest) {
-    return send_one(ep, buf, len, dest, nullptr, 0, 0, 0, false, true);
+    return send_one<kLocked>(ep, buf, len, dest, nullptr, 0, 0, 0, false, true);
 }
 
+template <bool kLocked>
 ssize_t msg_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                      fi_addr_t dest, void *context) {
-    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
+    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
                    false, false);
 }
 
+template <bool kLocked>
 ssize_t msg_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest) {
-    return send_one(ep, buf, len, dest, nullptr, FI_REMOTE_CQ_DATA, 0, data, false, true);
+    return send_one<kLocked>(ep, buf, len, dest, nullptr, FI_REMOTE_CQ_DATA, 0, data, false, true);
 }
 
 // One receive buffer, posted without building a list (the common case).
+template <bool kLocked>
 ssize_t recv_one(fid_ep *fep, void *buf, size_t len, fi_addr_t src, void *context, uint64_t tag,
                  uint64_t ignore, bool tagged) {
     if (buf == nullptr && len != 0) return -FI_EINVAL;
-    return with_data_path(fep, [&](Endpoint &ep, runtime::proto::DataPath &dp) -> ssize_t {
+    return with_data_path<kLocked>(fep, [&](Endpoint &ep, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.recv_buffer(buf, len, src, context, ep.rx_op_flags(), tag, ignore, tagged);
     });
 }
 
+template <bool kLocked>
 ssize_t msg_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, void *context) {
-    return recv_one(ep, buf, len, src, context, 0, 0, false);
+    return recv_one<kLocked>(ep, buf, len, src, context, 0, 0, false);
 }
 
+template <bool kLocked>
 ssize_t msg_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
                   void *context) {
     IovList list;
     if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
-    return do_recv(ep, list, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
+    return do_recv<kLocked>(ep, list, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
 }
 
+template <bool kLocked>
 ssize_t msg_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kMsgRecvFlags) return -FI_EBADFLAGS;
     IovList list;
     if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
-    return do_recv(ep, list, msg->addr, msg->context, flags, 0, 0, false);
+    return do_recv<kLocked>(ep, list, msg->addr, msg->context, flags, 0, 0, false);
 }
 
 // ---- fi_tagged -----------------------------------------------------------------------------
 
+template <bool kLocked>
 ssize_t tag_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t tag,
                  void *context) {
-    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
 }
 
+template <bool kLocked>
 ssize_t tag_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
                   uint64_t tag, void *context) {
     IovList list;
     if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
-    return do_send(ep, list, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+    return do_send<kLocked>(ep, list, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
 }
 
+template <bool kLocked>
 ssize_t tag_sendmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kSendFlags) return -FI_EBADFLAGS;
     IovList list;
     if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
-    return do_send(ep, list, msg->addr, msg->context, flags, msg->tag, msg->data, true, false);
+    return do_send<kLocked>(ep, list, msg->addr, msg->context, flags, msg->tag, msg->data, true, false);
 }
 
+template <bool kLocked>
 ssize_t tag_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) {
-    return send_one(ep, buf, len, dest, nullptr, 0, tag, 0, true, true);
+    return send_one<kLocked>(ep, buf, len, dest, nullptr, 0, tag, 0, true, true);
 }
 
+template <bool kLocked>
 ssize_t tag_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                      fi_addr_t dest, uint64_t tag, void *context) {
-    return send_one(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
+    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
                    true, false);
 }
 
+template <bool kLocked>
 ssize_t tag_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                        uint64_t tag) {
-    return send_one(ep, buf, len, dest, nullptr, FI_REMOTE_CQ_DATA, tag, data, true, true);
+    return send_one<kLocked>(ep, buf, len, dest, nullptr, FI_REMOTE_CQ_DATA, tag, data, true, true);
 }
 
+template <bool kLocked>
 ssize_t tag_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag,
                  uint64_t ignore, void *context) {
-    return recv_one(ep, buf, len, src, context, tag, ignore, true);
+    return recv_one<kLocked>(ep, buf, len, src, context, tag, ignore, true);
 }
 
+template <bool kLocked>
 ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
                   uint64_t tag, uint64_t ignore, void *context) {
     IovList list;
     if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
-    return do_recv(ep, list, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
+    return do_recv<kLocked>(ep, list, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
 }
 
+template <bool kLocked>
 ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & FI_MULTI_RECV) {
@@ -210,7 +232,7 @@ ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
         return -FI_EINVAL;
     }
     if (flags & FI_PEEK) {
-        return with_data_path(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return with_data_path<kLocked>(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
             return dp.peek(msg->addr, msg->context, flags, msg->tag, msg->ignore);
         });
     }
@@ -220,39 +242,59 @@ ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
         return -FI_EINVAL;
     }
     if (flags & FI_CLAIM) {
-        return with_data_path(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return with_data_path<kLocked>(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
             return dp.claim(list, msg->context, flags);
         });
     }
-    return do_recv(ep, list, msg->addr, msg->context, flags, msg->tag, msg->ignore, true);
+    return do_recv<kLocked>(ep, list, msg->addr, msg->context, flags, msg->tag, msg->ignore, true);
 }
 
 }  // namespace
 
-fi_ops_msg g_ep_msg_ops = {
+namespace {
+
+// Locked (ThreadingPolicy::endpoints) and lock-free: fi_enable installs one.
+template <bool kLocked>
+fi_ops_msg msg_table = {
     .size = sizeof(fi_ops_msg),
-    .recv = msg_recv,
-    .recvv = msg_recvv,
-    .recvmsg = msg_recvmsg,
-    .send = msg_send,
-    .sendv = msg_sendv,
-    .sendmsg = msg_sendmsg,
-    .inject = msg_inject,
-    .senddata = msg_senddata,
-    .injectdata = msg_injectdata,
+    .recv = msg_recv<kLocked>,
+    .recvv = msg_recvv<kLocked>,
+    .recvmsg = msg_recvmsg<kLocked>,
+    .send = msg_send<kLocked>,
+    .sendv = msg_sendv<kLocked>,
+    .sendmsg = msg_sendmsg<kLocked>,
+    .inject = msg_inject<kLocked>,
+    .senddata = msg_senddata<kLocked>,
+    .injectdata = msg_injectdata<kLocked>,
 };
 
-fi_ops_tagged g_ep_tagged_ops = {
+}  // namespace
+
+fi_ops_msg *msg_ops(bool locked) {
+    return locked ? &msg_table<true> : &msg_table<false>;
+}
+
+namespace {
+
+// Locked (ThreadingPolicy::endpoints) and lock-free: fi_enable installs one.
+template <bool kLocked>
+fi_ops_tagged tagged_table = {
     .size = sizeof(fi_ops_tagged),
-    .recv = tag_recv,
-    .recvv = tag_recvv,
-    .recvmsg = tag_recvmsg,
-    .send = tag_send,
-    .sendv = tag_sendv,
-    .sendmsg = tag_sendmsg,
-    .inject = tag_inject,
-    .senddata = tag_senddata,
-    .injectdata = tag_injectdata,
+    .recv = tag_recv<kLocked>,
+    .recvv = tag_recvv<kLocked>,
+    .recvmsg = tag_recvmsg<kLocked>,
+    .send = tag_send<kLocked>,
+    .sendv = tag_sendv<kLocked>,
+    .sendmsg = tag_sendmsg<kLocked>,
+    .inject = tag_inject<kLocked>,
+    .senddata = tag_senddata<kLocked>,
+    .injectdata = tag_injectdata<kLocked>,
 };
+
+}  // namespace
+
+fi_ops_tagged *tagged_ops(bool locked) {
+    return locked ? &tagged_table<true> : &tagged_table<false>;
+}
 
 }  // namespace ufi::api

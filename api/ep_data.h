@@ -1,6 +1,7 @@
 // The endpoint's data-transfer tables that have a data path: fi_msg and fi_tagged
-// (api/ep_data.cpp), fi_rma (api/ep_rma.cpp), fi_atomic (api/ep_atomic.cpp). api/ep.cpp installs them on every endpoint;
-// before fi_enable they return -FI_EOPBADSTATE. The helpers below are what their calls share.
+// (api/ep_data.cpp), fi_rma (api/ep_rma.cpp), fi_atomic (api/ep_atomic.cpp). api/ep.cpp
+// installs them on every endpoint; before fi_enable they return -FI_EOPBADSTATE. The helpers
+// below are what their calls share.
 #pragma once
 
 #include "runtime/ep/endpoint.h"
@@ -17,10 +18,14 @@
 
 namespace ufi::api {
 
-extern fi_ops_msg g_ep_msg_ops;
-extern fi_ops_tagged g_ep_tagged_ops;
-extern fi_ops_rma g_ep_rma_ops;
-extern fi_ops_atomic g_ep_atomic_ops;
+// The data-transfer tables, each in two instances: locked (the endpoint's worker lock taken
+// for every call) and lock-free, for threading models that serialize an endpoint's calls
+// (runtime/threading.h). api/ep.cpp installs the locked ones at fi_endpoint; fi_enable puts
+// the ones the domain's policy chose in their place.
+fi_ops_msg *msg_ops(bool locked);
+fi_ops_tagged *tagged_ops(bool locked);
+fi_ops_rma *rma_ops(bool locked);
+fi_ops_atomic *atomic_ops(bool locked);
 
 // fi_query_atomic (api/ep_atomic.cpp; the domain's ops table calls it).
 int query_atomic(fid_domain *domain, fi_datatype datatype, fi_op op, fi_atomic_attr *attr,
@@ -39,14 +44,15 @@ inline runtime::ep::Endpoint *ep_of(fid_ep *ep) {
     return static_cast<runtime::ep::Endpoint *>(ep);
 }
 
-// The data path, locked for the call; -FI_EOPBADSTATE before fi_enable. Always inline: as a
-// call, every argument the lambda captures would go through memory.
-template <typename Fn>
+// The data path, locked for the call in the locked tables (kLocked); -FI_EOPBADSTATE before
+// fi_enable. Always inline: as a call, every argument the lambda captures would go through
+// memory.
+template <bool kLocked, typename Fn>
 [[gnu::always_inline]] inline ssize_t with_data_path(fid_ep *fep, Fn &&fn) {
     runtime::ep::Endpoint *ep = ep_of(fep);
     runtime::proto::DataPath *dp = ep->data_path();
     if (dp == nullptr) return -FI_EOPBADSTATE;
-    std::lock_guard<runtime::OptionalMutex> lock(ep->worker_lock());
+    runtime::ScopedLockIf<kLocked> lock(ep->worker_lock());
     return fn(*ep, *dp);
 }
 

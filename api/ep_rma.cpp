@@ -32,14 +32,16 @@ constexpr uint64_t kWriteFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA |
                                  FI_DELIVERY_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE;
 constexpr uint64_t kReadFlags = FI_COMPLETION | FI_FENCE | FI_MORE;
 
+template <bool kLocked>
 ssize_t do_rma(fid_ep *fep, SendOp op, const IovList &local, const RmaSeg *segs, size_t nsegs,
                fi_addr_t peer, void *context, uint64_t flags, uint64_t data) {
-    return with_data_path(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.rma(op, local, segs, nsegs, peer, context, flags, data);
     });
 }
 
 // One buffer and one target range (fi_read, fi_write, fi_inject_write, fi_writedata, ...).
+template <bool kLocked>
 ssize_t rma_one(fid_ep *fep, SendOp op, const void *buf, size_t len, fi_addr_t peer,
                 uint64_t addr, uint64_t key, void *context, uint64_t flags, uint64_t data) {
     if (buf == nullptr && len != 0) return -FI_EINVAL;
@@ -47,18 +49,20 @@ ssize_t rma_one(fid_ep *fep, SendOp op, const void *buf, size_t len, fi_addr_t p
     if (!target_key(*ep_of(fep), key, seg.key)) return -FI_EINVAL;
     IovList local;
     local.set(buf, len);
-    return do_rma(fep, op, local, &seg, 1, peer, context, flags, data);
+    return do_rma<kLocked>(fep, op, local, &seg, 1, peer, context, flags, data);
 }
 
+template <bool kLocked>
 ssize_t rma_vector(fid_ep *fep, SendOp op, const iovec *iov, size_t count, fi_addr_t peer,
                    uint64_t addr, uint64_t key, void *context, uint64_t flags) {
     IovList local;
     if (iov_list(*ep_of(fep), iov, count, local) != 0) return -FI_EINVAL;
     RmaSeg seg{0, addr, local.total};
     if (!target_key(*ep_of(fep), key, seg.key)) return -FI_EINVAL;
-    return do_rma(fep, op, local, &seg, 1, peer, context, flags, 0);
+    return do_rma<kLocked>(fep, op, local, &seg, 1, peer, context, flags, 0);
 }
 
+template <bool kLocked>
 ssize_t rma_msg(fid_ep *fep, SendOp op, const fi_msg_rma *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     const Endpoint &ep = *ep_of(fep);
@@ -77,58 +81,67 @@ ssize_t rma_msg(fid_ep *fep, SendOp op, const fi_msg_rma *msg, uint64_t flags) {
         segs[i].len = msg->rma_iov[i].len;
         if (!target_key(ep, msg->rma_iov[i].key, segs[i].key)) return -FI_EINVAL;
     }
-    return do_rma(fep, op, local, segs, msg->rma_iov_count, msg->addr, msg->context, flags,
+    return do_rma<kLocked>(fep, op, local, segs, msg->rma_iov_count, msg->addr, msg->context, flags,
                   msg->data);
 }
 
+template <bool kLocked>
 ssize_t rma_read(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t addr,
                  uint64_t key, void *context) {
-    return rma_one(ep, SendOp::kRead, buf, len, src, addr, key, context, ep_of(ep)->tx_op_flags(),
+    return rma_one<kLocked>(ep, SendOp::kRead, buf, len, src, addr, key, context, ep_of(ep)->tx_op_flags(),
                    0);
 }
 
+template <bool kLocked>
 ssize_t rma_readv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
                   uint64_t addr, uint64_t key, void *context) {
-    return rma_vector(ep, SendOp::kRead, iov, count, src, addr, key, context,
+    return rma_vector<kLocked>(ep, SendOp::kRead, iov, count, src, addr, key, context,
                       ep_of(ep)->tx_op_flags());
 }
 
+template <bool kLocked>
 ssize_t rma_readmsg(fid_ep *ep, const fi_msg_rma *msg, uint64_t flags) {
     if (flags & ~kReadFlags) return -FI_EBADFLAGS;
-    return rma_msg(ep, SendOp::kRead, msg, flags);
+    return rma_msg<kLocked>(ep, SendOp::kRead, msg, flags);
 }
 
+template <bool kLocked>
 ssize_t rma_write(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t addr,
                   uint64_t key, void *context) {
-    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
+    return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
                    ep_of(ep)->tx_op_flags(), 0);
 }
 
+template <bool kLocked>
 ssize_t rma_writev(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
                    uint64_t addr, uint64_t key, void *context) {
-    return rma_vector(ep, SendOp::kWrite, iov, count, dest, addr, key, context,
+    return rma_vector<kLocked>(ep, SendOp::kWrite, iov, count, dest, addr, key, context,
                       ep_of(ep)->tx_op_flags());
 }
 
+template <bool kLocked>
 ssize_t rma_writemsg(fid_ep *ep, const fi_msg_rma *msg, uint64_t flags) {
     if (flags & ~kWriteFlags) return -FI_EBADFLAGS;
-    return rma_msg(ep, SendOp::kWrite, msg, flags);
+    return rma_msg<kLocked>(ep, SendOp::kWrite, msg, flags);
 }
 
+template <bool kLocked>
 ssize_t rma_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t addr,
                    uint64_t key) {
-    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr, FI_INJECT, 0);
+    return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr, FI_INJECT, 0);
 }
 
+template <bool kLocked>
 ssize_t rma_writedata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                       fi_addr_t dest, uint64_t addr, uint64_t key, void *context) {
-    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
+    return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
                    ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, data);
 }
 
+template <bool kLocked>
 ssize_t rma_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                        uint64_t addr, uint64_t key) {
-    return rma_one(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr,
+    return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr,
                    FI_INJECT | FI_REMOTE_CQ_DATA, data);
 }
 
@@ -148,17 +161,27 @@ bool target_key(const runtime::ep::Endpoint &ep, uint64_t key, uint64_t &out) {
     return true;
 }
 
-fi_ops_rma g_ep_rma_ops = {
+namespace {
+
+// Locked (ThreadingPolicy::endpoints) and lock-free: fi_enable installs one.
+template <bool kLocked>
+fi_ops_rma rma_table = {
     .size = sizeof(fi_ops_rma),
-    .read = rma_read,
-    .readv = rma_readv,
-    .readmsg = rma_readmsg,
-    .write = rma_write,
-    .writev = rma_writev,
-    .writemsg = rma_writemsg,
-    .inject = rma_inject,
-    .writedata = rma_writedata,
-    .injectdata = rma_injectdata,
+    .read = rma_read<kLocked>,
+    .readv = rma_readv<kLocked>,
+    .readmsg = rma_readmsg<kLocked>,
+    .write = rma_write<kLocked>,
+    .writev = rma_writev<kLocked>,
+    .writemsg = rma_writemsg<kLocked>,
+    .inject = rma_inject<kLocked>,
+    .writedata = rma_writedata<kLocked>,
+    .injectdata = rma_injectdata<kLocked>,
 };
+
+}  // namespace
+
+fi_ops_rma *rma_ops(bool locked) {
+    return locked ? &rma_table<true> : &rma_table<false>;
+}
 
 }  // namespace ufi::api

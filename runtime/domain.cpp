@@ -94,6 +94,7 @@ int open_domain(Fabric *fabric, const fi_info *info, uint64_t flags, void *conte
     }
     d->threading = d->info->domain_attr->threading;
     d->auto_progress = d->info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+    d->locking = ThreadingPolicy::for_model(d->threading, d->auto_progress);
     d->mr_mode = d->info->domain_attr->mr_mode;
     d->av_type = d->info->domain_attr->av_type;
     d->caps = d->info->caps;

@@ -6,6 +6,7 @@
 
 #include "runtime/fabric.h"
 #include "runtime/info/domain_offer.h"
+#include "runtime/threading.h"
 #include "transports/memory/memory_domains.h"
 
 #include <rdma/fi_domain.h>
@@ -44,12 +45,10 @@ struct Domain : fid_domain {
 
     // Negotiated attributes, read by the subsystems.
     int threading = FI_THREAD_SAFE;
-    // FI_PROGRESS_AUTO: each enabled endpoint has a progress thread, so completion objects
-    // and endpoints are written from two threads whatever the threading model.
+    // FI_PROGRESS_AUTO: each enabled endpoint has a progress thread.
     bool auto_progress = false;
-    bool needs_data_locks() const noexcept {
-        return threading == FI_THREAD_SAFE || threading == FI_THREAD_UNSPEC || auto_progress;
-    }
+    // What locks, from the two above (runtime/threading.h); every object reads this.
+    ThreadingPolicy locking;
     int mr_mode = 0;
     int av_type = FI_AV_TABLE;
     uint64_t caps = 0;

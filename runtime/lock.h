@@ -1,6 +1,5 @@
-// A lock taken only when the application's threading model needs it: FI_THREAD_SAFE (and
-// FI_PROGRESS_AUTO) take it, FI_THREAD_DOMAIN/COMPLETION/ENDPOINT (the application
-// serializes) skip it.
+// A lock taken only when the application's threading model needs it: the domain's
+// ThreadingPolicy (runtime/threading.h) says, per kind of object, whether it is needed.
 // Data-path code uses this; control-path code (open, close, insert, register) may use a
 // plain std::mutex, since setup calls are rare and their callers may be any thread.
 #pragma once
@@ -29,23 +28,20 @@ inline void spin_wait(unsigned &spins) noexcept {
     }
 }
 
-class OptionalMutex {
+// A spinlock: these locks guard short data-path sections, where a pthread mutex's lock/unlock
+// pair costs about as much as an empty fi_cq_read itself. A waiter spins a little, then
+// yields (a holder may be descheduled, or in a long zero-copy call).
+class SpinLock {
 public:
-    explicit OptionalMutex(bool needed = true) : needed_(needed) {}
-    OptionalMutex(const OptionalMutex &) = delete;
-    OptionalMutex &operator=(const OptionalMutex &) = delete;
+    SpinLock() = default;
+    SpinLock(const SpinLock &) = delete;
+    SpinLock &operator=(const SpinLock &) = delete;
     void lock() noexcept {
-        if (needed_ && locked_.exchange(true, std::memory_order_acquire)) wait();
+        if (locked_.exchange(true, std::memory_order_acquire)) wait();
     }
-    void unlock() noexcept {
-        if (needed_) locked_.store(false, std::memory_order_release);
-    }
-    bool needed() const { return needed_; }
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
 private:
-    // A spinlock: these locks guard short data-path sections, where a pthread mutex's
-    // lock/unlock pair costs about as much as an empty fi_cq_read itself. A waiter spins a
-    // little, then yields (a holder may be descheduled, or in a long zero-copy call).
     void wait() noexcept {
         for (unsigned spins = 0;;) {
             while (locked_.load(std::memory_order_relaxed)) spin_wait(spins);
@@ -54,11 +50,48 @@ private:
     }
 
     std::atomic<bool> locked_{false};
+};
+
+// A SpinLock that the threading policy may switch off when the object is made: for objects
+// whose hot calls are not chosen through an ops table (CQ rings, counters' sources, the
+// endpoint's control calls).
+class OptionalMutex {
+public:
+    explicit OptionalMutex(bool needed = true) : needed_(needed) {}
+    OptionalMutex(const OptionalMutex &) = delete;
+    OptionalMutex &operator=(const OptionalMutex &) = delete;
+    void lock() noexcept {
+        if (needed_) lock_.lock();
+    }
+    void unlock() noexcept {
+        if (needed_) lock_.unlock();
+    }
+    bool needed() const { return needed_; }
+    // The lock itself, for code that decided at setup that it is needed (the locked ops
+    // tables): no test of needed() per call.
+    SpinLock &spin() noexcept { return lock_; }
+
+private:
+    SpinLock lock_;
     bool needed_;
 };
 
-inline bool threading_needs_locks(int threading) {
-    return threading == FI_THREAD_SAFE || threading == FI_THREAD_UNSPEC;
-}
+// Holds `m` for a scope when kLocked, nothing otherwise: the two instances of a templated
+// ops table (locked and lock-free, chosen at setup) share one body.
+template <bool kLocked>
+class ScopedLockIf {
+public:
+    explicit ScopedLockIf(OptionalMutex &m) noexcept : m_(m) {
+        if constexpr (kLocked) m_.spin().lock();
+    }
+    ~ScopedLockIf() {
+        if constexpr (kLocked) m_.spin().unlock();
+    }
+    ScopedLockIf(const ScopedLockIf &) = delete;
+    ScopedLockIf &operator=(const ScopedLockIf &) = delete;
+
+private:
+    OptionalMutex &m_;
+};
 
 }  // namespace ufi::runtime

@@ -158,7 +158,7 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
         av->read_only = (flags & FI_READ) != 0;
         av->event_mode = (flags & FI_EVENT) != 0;
         av->auth_keys = domain->av_auth_keys;
-        av->lookup_locks = threading_needs_locks(domain->threading) || named;
+        av->lookup_locks = domain->locking.tables || named;
         if (named) av->name = attr->name;
         av->holds.assign(av->table->key_capacity(), 0);
         if (type == FI_AV_UNSPEC) set_raw_enum(attr->type, av->type);

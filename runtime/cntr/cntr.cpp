@@ -21,7 +21,7 @@ constexpr int kPollSliceMs = 1;
 Cntr::Cntr(Domain *domain, const Config &config)
     : domain_(domain),
       count_bytes_(config.count_bytes),
-      lock_(domain->needs_data_locks()) {}
+      lock_(domain->locking.completions) {}
 
 int Cntr::open(Domain *domain, const Config &config, void *context, fi_ops *ops,
                fi_ops_cntr *cntr_ops, Cntr **out) noexcept {

@@ -55,8 +55,8 @@ Cq::Cq(Domain *domain, const Config &config, size_t capacity)
       threshold_cond_(config.threshold_cond),
       capacity_(capacity),
       mask_(capacity - 1),
-      write_lock_(domain->needs_data_locks()),
-      read_lock_(domain->needs_data_locks()) {}
+      write_lock_(domain->locking.completions),
+      read_lock_(domain->locking.completions) {}
 
 int Cq::open(Domain *domain, const Config &config, void *context, fi_ops *ops, fi_ops_cq *cq_ops,
              Cq **out) noexcept {

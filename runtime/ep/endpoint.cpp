@@ -98,24 +98,26 @@ Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointO
       info_(info),
       addr_format_(domain->info != nullptr ? domain->info->addr_format : uint32_t{FI_ADDR_UCX}),
       options_(EndpointOptions::defaults_for(*info)),
-      // The worker is driven by data calls and by every CQ/counter read: under
-      // FI_THREAD_COMPLETION two CQs of one endpoint may be read from two threads, so the
-      // worker is locked then too; FI_THREAD_DOMAIN/ENDPOINT serialize it for us.
-      worker_lock_(domain->needs_data_locks() || domain->threading == FI_THREAD_COMPLETION) {
+      // The worker is driven by data calls and by every CQ/counter read, which other threads
+      // may make beside them unless the threading model serializes the endpoint with its
+      // completion objects (runtime/threading.h).
+      enabled_ops_(domain->locking.endpoints ? ops.locked : ops.lock_free),
+      worker_lock_(domain->locking.endpoints) {
     fid.fclass = FI_CLASS_EP;
     fid.context = context;
     fid.ops = ops.fid;
     this->ops = ops.ep;
     cm = ops.cm;
-    msg = ops.msg;
-    rma = ops.rma;
-    tagged = ops.tagged;
-    atomic = ops.atomic;
+    msg = ops.locked.msg;
+    rma = ops.locked.rma;
+    tagged = ops.locked.tagged;
+    atomic = ops.locked.atomic;
     collective = ops.collective;
     tx_op_flags_ = info->tx_attr != nullptr ? info->tx_attr->op_flags : 0;
     rx_op_flags_ = info->rx_attr != nullptr ? info->rx_attr->op_flags : 0;
     source_.arg = this;
-    source_.progress = &Endpoint::progress_cb;
+    source_.progress = domain->locking.endpoints ? &Endpoint::progress_cb<true>
+                                                 : &Endpoint::progress_cb<false>;
     source_.arm = &Endpoint::arm_cb;
     source_.wait_fds = &Endpoint::wait_fds_cb;
 }
@@ -568,6 +570,12 @@ int Endpoint::enable() noexcept {
         worker_ = std::move(worker);
         worker_ptr_.store(worker_.get(), std::memory_order_release);
         data_path_ptr_.store(data_path_.get(), std::memory_order_release);
+        // The data calls' tables of the domain's threading policy, before anyone can see the
+        // endpoint enabled.
+        msg = enabled_ops_.msg;
+        rma = enabled_ops_.rma;
+        tagged = enabled_ops_.tagged;
+        atomic = enabled_ops_.atomic;
         enabled_.store(true, std::memory_order_release);
         if (domain_->auto_progress) {
             if (const int rc = progress_thread_.start(source_); rc != 0) {
@@ -825,9 +833,10 @@ bool Endpoint::peer_reachable(const address::TransportRecord &peer) noexcept {
     return w != nullptr && w->is_reachable(peer);
 }
 
+template <bool kLocked>
 unsigned Endpoint::progress_cb(void *arg) {
     auto *ep = static_cast<Endpoint *>(arg);
-    std::lock_guard<OptionalMutex> lock(ep->worker_lock_);
+    ScopedLockIf<kLocked> lock(ep->worker_lock_);
     transports::EndpointWorker *w = ep->worker();
     if (w == nullptr) return 0;  // not enabled: nothing to drive
     unsigned n = w->progress();
@@ -835,6 +844,9 @@ unsigned Endpoint::progress_cb(void *arg) {
     if (dp != nullptr && dp->wants_progress()) n += dp->progress();
     return n;
 }
+
+template unsigned Endpoint::progress_cb<true>(void *);
+template unsigned Endpoint::progress_cb<false>(void *);
 
 int Endpoint::arm_cb(void *arg) {
     auto *ep = static_cast<Endpoint *>(arg);

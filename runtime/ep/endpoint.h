@@ -50,15 +50,24 @@ class Eq;
 
 namespace ufi::runtime::ep {
 
-// The api layer's tables, installed on every endpoint.
-struct EndpointOps {
-    fi_ops *fid = nullptr;
-    fi_ops_ep *ep = nullptr;
-    fi_ops_cm *cm = nullptr;
+// The data-transfer tables of one locking choice.
+struct DataOps {
     fi_ops_msg *msg = nullptr;
     fi_ops_rma *rma = nullptr;
     fi_ops_tagged *tagged = nullptr;
     fi_ops_atomic *atomic = nullptr;
+};
+
+// The api layer's tables, installed on every endpoint. The data tables come twice: `locked`
+// take the worker lock on every call, `lock_free` never do. The endpoint starts with the
+// locked ones (they only refuse calls before fi_enable) and fi_enable installs the set the
+// domain's ThreadingPolicy::endpoints chose (runtime/threading.h).
+struct EndpointOps {
+    fi_ops *fid = nullptr;
+    fi_ops_ep *ep = nullptr;
+    fi_ops_cm *cm = nullptr;
+    DataOps locked;
+    DataOps lock_free;
     fi_ops_collective *collective = nullptr;
 };
 
@@ -156,7 +165,9 @@ class Endpoint : public fid_ep {
     // Whether an iface of this endpoint reports the peer's record reachable (takes the lock).
     bool peer_reachable(const transports::address::TransportRecord &peer) noexcept;
 
-    // The ProgressSource callbacks (arg: the Endpoint).
+    // The ProgressSource callbacks (arg: the Endpoint). Progress runs on every CQ and counter
+    // read: its locked and lock-free forms are chosen when the endpoint is made.
+    template <bool kLocked>
     static unsigned progress_cb(void *arg);
     static int arm_cb(void *arg);
     static int wait_fds_cb(void *arg, int *fds, int max);
@@ -204,6 +215,7 @@ class Endpoint : public fid_ep {
     std::vector<transports::WorkerOptions::Listen> listen_;
 
     ProgressSource source_;
+    DataOps enabled_ops_;  // the data tables fi_enable installs (the policy's choice)
     WakeTimer wake_timer_;  // wakes sleepers for peer checks (data path's needs_peer_checks)
     OptionalMutex worker_lock_;
     std::unique_ptr<transports::EndpointWorker> worker_;

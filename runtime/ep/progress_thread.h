@@ -2,7 +2,7 @@
 // It progresses the endpoint (its progress source takes the worker lock) and, when nothing is
 // left to do, sleeps on the endpoint's event fds (and its peer-check timer) until traffic
 // arrives or it is stopped: it never spins on an idle endpoint. The application's own calls
-// still progress too; the domain turns on the data-path locks (Domain::needs_data_locks).
+// still progress too; the domain turns on the data-path locks (Domain::locking, runtime/threading.h).
 #pragma once
 
 #include "runtime/progress.h"

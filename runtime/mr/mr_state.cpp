@@ -28,9 +28,9 @@ MrState::MrState(Domain &d)
     : domain(d),
       policy(mr_mode_policy(d.mr_mode)),
       mds(d.memory_domains()),
-      keys(policy.provider_keys, tables_need_locks(d.threading)),
-      mapped(tables_need_locks(d.threading)) {
-    cache_settings = read_cache_settings(config::registry(), tables_need_locks(d.threading));
+      keys(policy.provider_keys, d.locking.tables),
+      mapped(d.locking.tables) {
+    cache_settings = read_cache_settings(config::registry(), d.locking.tables);
     if (!cache_settings.note.empty()) UFI_LOG_INFO(log::Subsys::Mr, "{}", cache_settings.note);
     cache = std::make_unique<transports::RegCache>(mds, cache_settings.config,
                                                    registration_flags(policy));

@@ -1,8 +1,8 @@
 // The lock of the MR family's per-domain tables (keys, mapped raw keys). They are shared by
 // every endpoint of the domain, so they need a lock whenever different threads may use the
-// domain at once: every threading model but FI_THREAD_DOMAIN (FI_THREAD_ENDPOINT and
-// FI_THREAD_COMPLETION serialize per endpoint or per CQ only). Readers (the data path:
-// key lookups) share it; registration and close take it exclusively.
+// domain at once: ThreadingPolicy::tables (runtime/threading.h), every model but
+// FI_THREAD_DOMAIN. Readers (the data path: key lookups) share it; registration and close
+// take it exclusively.
 #pragma once
 
 #include "runtime/lock.h"
@@ -63,9 +63,5 @@ class TableLock {
     std::atomic<int> writers_waiting_{0};
     bool needed_;
 };
-
-inline bool tables_need_locks(int threading) {
-    return threading != FI_THREAD_DOMAIN;
-}
 
 }  // namespace ufi::runtime::mr
