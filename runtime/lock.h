@@ -4,53 +4,15 @@
 // plain std::mutex, since setup calls are rare and their callers may be any thread.
 #pragma once
 
-#include <rdma/fi_domain.h>
-
-#include <sched.h>
+#include "transports/spin_lock.h"
 
 #include <atomic>
 #include <mutex>
 
 namespace ufi::runtime {
 
-// One step of a spinning wait: a pause for the first spins, then yielding the core (the holder
-// may be descheduled, or in a long call).
-inline void spin_wait(unsigned &spins) noexcept {
-    constexpr unsigned kSpinsBeforeYield = 256;
-    if (++spins < kSpinsBeforeYield) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield" ::: "memory");
-#endif
-    } else {
-        sched_yield();
-    }
-}
-
-// A spinlock: these locks guard short data-path sections, where a pthread mutex's lock/unlock
-// pair costs about as much as an empty fi_cq_read itself. A waiter spins a little, then
-// yields (a holder may be descheduled, or in a long zero-copy call).
-class SpinLock {
-public:
-    SpinLock() = default;
-    SpinLock(const SpinLock &) = delete;
-    SpinLock &operator=(const SpinLock &) = delete;
-    void lock() noexcept {
-        if (locked_.exchange(true, std::memory_order_acquire)) wait();
-    }
-    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
-private:
-    void wait() noexcept {
-        for (unsigned spins = 0;;) {
-            while (locked_.load(std::memory_order_relaxed)) spin_wait(spins);
-            if (!locked_.exchange(true, std::memory_order_acquire)) return;
-        }
-    }
-
-    std::atomic<bool> locked_{false};
-};
+using transports::spin_wait;
+using transports::SpinLock;
 
 // A SpinLock that the threading policy may switch off when the object is made: for objects
 // whose hot calls are not chosen through an ops table (CQ rings, counters' sources, the

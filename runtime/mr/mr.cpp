@@ -314,10 +314,12 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
         if (policy.allocated) {
             for (std::size_t i = 0; i < segs.size(); ++i) {
                 // A range the registration cache holds is mapped (ucm reports unmaps): no
-                // system call for the common case of registering a buffer again.
+                // system call for the common case of registering a buffer again, and the
+                // hit's reference is the segment's registration (register_mr takes no other).
                 const bool cached =
                     state.cache != nullptr &&
-                    state.cache->covers(reinterpret_cast<const void *>(segs[i].addr), segs[i].len);
+                    state.cache->acquire_cached(reinterpret_cast<const void *>(segs[i].addr),
+                                                segs[i].len, segs[i].region);
                 if (!cached && !range_is_mapped(segs[i].addr, segs[i].len)) {
                     UFI_LOG_WARN(
                         Subsys::Mr,
@@ -386,8 +388,8 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     if (state == nullptr) return -FI_ENOMEM;
     const char *call = call_name(req.call);
 
-    auto mr = std::make_unique<Mr>();
-    std::vector<Segment> segs;
+    std::unique_ptr<Mr, MrPool::Recycler> mr(state->pool.make(), MrPool::Recycler{&state->pool});
+    std::vector<Segment> &segs = mr->segments;  // filled in place (its capacity is recycled)
     int rc = check_request(domain, *state, req, *mr, segs);
     if (rc != 0) return rc;
 
@@ -426,6 +428,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
         }
     } else {
         for (std::size_t i = 0; i < segs.size(); ++i) {
+            if (segs[i].region) continue;  // a cache hit already (check_request)
             std::string failed_md;
             const ucs_status_t status = state->cache->acquire(
                 reinterpret_cast<void *>(segs[i].addr), segs[i].len, segs[i].region, &failed_md);
@@ -437,7 +440,6 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
             }
         }
     }
-    mr->segments = std::move(segs);
 
     // The key: every region takes one from the table, local-only regions too, so that the
     // requested-key rules (in range, not in use: fi_mr(3)) hold for every key fi_mr_key
@@ -506,7 +508,7 @@ int close_mr(Mr *mr) noexcept {
     if (mr->auth_av != nullptr) av::detach_endpoint(mr->auth_av);
     Domain *domain = mr->domain;
     mr->desc.magic = 0;
-    delete mr;
+    state->pool.recycle(mr);
     domain->remove_child();
     return 0;
 }

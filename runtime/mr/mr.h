@@ -97,6 +97,7 @@ struct Mr : fid_mr {
 
     MrDesc desc;
     std::mutex mutex;  // bind / enable / refresh on this MR
+    void *pool_block = nullptr;  // its storage (MrPool, runtime/mr/mr_pool.h)
 };
 
 // A registration request: fi_mr_reg, fi_mr_regv and fi_mr_regattr all become one of these

@@ -8,6 +8,7 @@
 #include "runtime/mr/key_table.h"
 #include "runtime/mr/mapped_keys.h"
 #include "runtime/mr/mr_mode_policy.h"
+#include "runtime/mr/mr_pool.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/memory/reg_cache.h"
 
@@ -33,6 +34,7 @@ struct MrState {
     std::unique_ptr<transports::RegCache> cache;
     KeyTable keys;
     MappedKeys mapped;
+    MrPool pool;       // the MRs' storage
     std::mutex mutex;  // control path: sub-MR counts, bindings, close
 };
 

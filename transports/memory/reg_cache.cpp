@@ -54,7 +54,7 @@ RegCache::RegCache(const MemoryDomains &mds, CacheConfig config, unsigned reg_fl
 
 RegCache::~RegCache() {
     monitor_.stop();  // no callback runs after this
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<SpinLock> lock(mutex_);
     while (!tree_.empty()) detach(tree_.begin()->second);
     // Regions still referenced here would be a caller bug (every RegionRef must be gone).
 }
@@ -67,47 +67,40 @@ void RegCache::unlock() const {
     if (config_.thread_safe) mutex_.unlock();
 }
 
-bool RegCache::covers(const void *address, std::size_t length) {
-    if (!caching_) return false;
-    const auto a = reinterpret_cast<std::uintptr_t>(address);
-    lock();
-    struct Unlock {
-        const RegCache *c;
-        ~Unlock() { c->unlock(); }
-    } unlock_guard{this};
+bool RegCache::take_hit(std::uintptr_t a, std::uintptr_t b, RegionRef &out) {
     process_events();  // an unmap reported since drops its regions first
     auto it = tree_.upper_bound(a);
     if (it == tree_.begin()) return false;
-    const Region *r = std::prev(it)->second;
-    return r->start_ <= a && r->end_ >= a + length;
+    Region *r = std::prev(it)->second;
+    if (r->start_ > a || r->end_ < b) return false;
+    ++stats_.hits;
+    if (r->refs_++ == 0 && r->on_lru_) lru_remove(r);
+    out = RegionRef(this, r);
+    return true;
+}
+
+bool RegCache::acquire_cached(const void *address, std::size_t length, RegionRef &out) {
+    out.reset();  // before the lock: dropping a reference takes it
+    if (!caching_) return false;
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    lock();
+    const bool hit = take_hit(a, a + length, out);
+    unlock();
+    return hit;
 }
 
 ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out,
                                std::string *failed_md) {
     const auto a = reinterpret_cast<std::uintptr_t>(address);
     const std::uintptr_t b = a + length;
+    out.reset();  // before the lock: dropping a reference takes it
     lock();
     struct Unlock {
         const RegCache *c;
         ~Unlock() { c->unlock(); }
     } unlock_guard{this};
 
-    if (caching_) {
-        process_events();
-        auto it = tree_.upper_bound(a);
-        if (it != tree_.begin()) {
-            Region *r = std::prev(it)->second;
-            if (r->start_ <= a && r->end_ >= b) {
-                ++stats_.hits;
-                if (r->refs_++ == 0 && r->on_lru_) {
-                    lru_.erase(r->lru_);
-                    r->on_lru_ = false;
-                }
-                out = RegionRef(this, r);
-                return UCS_OK;
-            }
-        }
-    }
+    if (caching_ && take_hit(a, b, out)) return UCS_OK;
 
     // Miss: register a page-aligned range (cached) or exactly the range (uncached).
     std::uintptr_t start = a, end = b;
@@ -167,10 +160,7 @@ ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out
 
 void RegCache::add_ref(Region *r) {
     lock();
-    if (r->refs_++ == 0 && r->on_lru_) {
-        lru_.erase(r->lru_);
-        r->on_lru_ = false;
-    }
+    if (r->refs_++ == 0 && r->on_lru_) lru_remove(r);
     unlock();
 }
 
@@ -178,14 +168,8 @@ void RegCache::release(Region *r) noexcept {
     lock();
     if (--r->refs_ == 0) {
         if (r->in_tree_) {
-            try {
-                lru_.push_front(r);
-                r->lru_ = lru_.begin();
-                r->on_lru_ = true;
-                enforce_limits();
-            } catch (...) {
-                detach(r);  // no memory for the LRU node: do not cache it
-            }
+            lru_push_front(r);
+            enforce_limits();
         } else {
             destroy(r);
         }
@@ -202,9 +186,9 @@ void RegCache::invalidate(void *address, std::size_t length) {
 
 void RegCache::flush() {
     lock();
-    while (!lru_.empty()) {
+    while (lru_tail_ != nullptr) {
         ++stats_.evictions;
-        detach(lru_.back());
+        detach(lru_tail_);
     }
     unlock();
 }
@@ -252,10 +236,7 @@ void RegCache::detach(Region *r) {
         stats_.count--;
         stats_.bytes -= r->end_ - r->start_;
     }
-    if (r->on_lru_) {
-        lru_.erase(r->lru_);
-        r->on_lru_ = false;
-    }
+    if (r->on_lru_) lru_remove(r);
     if (r->refs_ == 0) destroy(r);
 }
 
@@ -269,10 +250,26 @@ bool RegCache::over_limits() const {
 }
 
 void RegCache::enforce_limits() {
-    while (over_limits() && !lru_.empty()) {
+    while (over_limits() && lru_tail_ != nullptr) {
         ++stats_.evictions;
-        detach(lru_.back());
+        detach(lru_tail_);
     }
+}
+
+void RegCache::lru_push_front(Region *r) noexcept {
+    r->lru_prev_ = nullptr;
+    r->lru_next_ = lru_head_;
+    if (lru_head_ != nullptr) lru_head_->lru_prev_ = r;
+    lru_head_ = r;
+    if (lru_tail_ == nullptr) lru_tail_ = r;
+    r->on_lru_ = true;
+}
+
+void RegCache::lru_remove(Region *r) noexcept {
+    (r->lru_prev_ != nullptr ? r->lru_prev_->lru_next_ : lru_head_) = r->lru_next_;
+    (r->lru_next_ != nullptr ? r->lru_next_->lru_prev_ : lru_tail_) = r->lru_prev_;
+    r->lru_prev_ = r->lru_next_ = nullptr;
+    r->on_lru_ = false;
 }
 
 }  // namespace ufi::transports

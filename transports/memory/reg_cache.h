@@ -14,10 +14,10 @@
 
 #include "transports/memory/memory_monitor.h"
 #include "transports/memory/registration.h"
+#include "transports/spin_lock.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -49,7 +49,9 @@ class Region {
     std::size_t refs_ = 0;
     bool in_tree_ = false;
     bool on_lru_ = false;
-    std::list<Region *>::iterator lru_;
+    // The LRU list's links (intrusive: a release puts a region on it without allocating).
+    Region *lru_prev_ = nullptr;
+    Region *lru_next_ = nullptr;
 };
 
 // Holds one reference to a Region; copying takes another.
@@ -95,15 +97,18 @@ class RegCache {
     RegCache(const RegCache &) = delete;
     RegCache &operator=(const RegCache &) = delete;
 
-    // A registration covering [address, address + length) (length > 0). On failure the UCT
-    // status, and `failed_md` names the MD that refused. May throw std::bad_alloc.
+    // A registration covering [address, address + length) (length > 0); `out` lets go of what
+    // it held first. On failure the UCT status, and `failed_md` names the MD that refused.
+    // May throw std::bad_alloc.
     ucs_status_t acquire(void *address, std::size_t length, RegionRef &out,
                          std::string *failed_md = nullptr);
 
-    // Whether a cached region covers [address, address + length): then the range is mapped
-    // (the monitor drops a region when any of it is unmapped), which spares FI_MR_ALLOCATED's
-    // check a system call. False when not caching.
-    bool covers(const void *address, std::size_t length);
+    // A hit only: a reference to the cached region covering [address, address + length), or
+    // false (nothing is registered then; not caching: always false). A hit also says the
+    // range is mapped (the monitor drops a region when any of it is unmapped), which spares
+    // FI_MR_ALLOCATED's check a system call; fi_mr_reg asks this first, and acquire() only on
+    // a miss, so a hit takes the cache's lock once.
+    bool acquire_cached(const void *address, std::size_t length, RegionRef &out);
 
     // Drops the cached regions that overlap the range (fi_mr_refresh; in-use regions stay
     // valid for their holders but are not handed out again).
@@ -129,16 +134,20 @@ class RegCache {
     void destroy(Region *r) noexcept;  // locked
     void enforce_limits();             // locked
     bool over_limits() const;          // locked
+    bool take_hit(std::uintptr_t a, std::uintptr_t b, RegionRef &out);  // locked
+    void lru_push_front(Region *r) noexcept;                             // locked
+    void lru_remove(Region *r) noexcept;                                 // locked
 
     const MemoryDomains &mds_;
     CacheConfig config_;
     unsigned reg_flags_;
     bool caching_ = false;
     std::size_t page_size_;
-    mutable std::mutex mutex_;
+    mutable SpinLock mutex_;  // short sections (a hit is a tree lookup); misses register under it
     MemoryMonitor monitor_;
     std::map<std::uintptr_t, Region *> tree_;  // by start; non-overlapping
-    std::list<Region *> lru_;                  // unused cached regions, most recent first
+    Region *lru_head_ = nullptr;  // unused cached regions, most recent first
+    Region *lru_tail_ = nullptr;
     Stats stats_;
 };
 

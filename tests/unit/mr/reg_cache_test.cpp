@@ -205,6 +205,70 @@ TEST_F(RegCacheTest, EvictsLeastRecentlyUsedBeyondCount) {
     EXPECT_EQ(cache.stats().misses, 4u);
 }
 
+// acquire_cached (fi_mr_reg's first question) is a hit or nothing: a miss registers nothing,
+// and a hit's reference keeps the region off the LRU list like acquire()'s.
+TEST_F(RegCacheTest, AcquireCachedHitsOrRegistersNothing) {
+    CacheConfig c;
+    c.max_count = 1;
+    RegCache cache(host_mds(), c, UCT_MD_MEM_ACCESS_ALL);
+    Mapping m(16 * kPage);
+    RegionRef r;
+    EXPECT_FALSE(cache.acquire_cached(m.p, kPage, r));
+    EXPECT_FALSE(r);
+    EXPECT_EQ(cache.stats().misses, 0u) << "a miss registers nothing";
+    EXPECT_EQ(cache.stats().count, 0u);
+    {
+        RegionRef first;
+        ASSERT_EQ(cache.acquire(m.p, kPage, first), UCS_OK);
+    }
+    ASSERT_TRUE(cache.acquire_cached(m.p + 10, 100, r));
+    EXPECT_EQ(r->start(), reinterpret_cast<std::uintptr_t>(m.p));
+    EXPECT_EQ(cache.stats().hits, 1u);
+    EXPECT_FALSE(cache.acquire_cached(m.p, 2 * kPage, r)) << "not covered";
+    EXPECT_FALSE(r);
+    // In use through acquire_cached's reference: a second region cannot evict it.
+    ASSERT_TRUE(cache.acquire_cached(m.p, kPage, r));
+    RegionRef other;
+    ASSERT_EQ(cache.acquire(m.p + 4 * kPage, kPage, other), UCS_OK);
+    EXPECT_TRUE(r->cached());
+    EXPECT_TRUE(r->registration().valid());
+}
+
+// The LRU order after regions are taken again from the middle of the list: the one used
+// longest ago goes first.
+TEST_F(RegCacheTest, ReuseMovesARegionToTheFrontOfTheLru) {
+    CacheConfig c;
+    c.max_count = 3;
+    RegCache cache(host_mds(), c, UCT_MD_MEM_ACCESS_ALL);
+    Mapping m(16 * kPage);
+    auto at = [&](int i) { return m.p + 2 * i * kPage; };
+    for (int i = 0; i < 3; ++i) {
+        RegionRef r;
+        ASSERT_EQ(cache.acquire(at(i), kPage, r), UCS_OK);  // LRU: 2 1 0
+    }
+    {
+        RegionRef r;
+        ASSERT_TRUE(cache.acquire_cached(at(1), kPage, r));  // from the middle: 1 2 0
+    }
+    {
+        RegionRef r;
+        ASSERT_TRUE(cache.acquire_cached(at(0), kPage, r));  // from the back: 0 1 2
+    }
+    RegionRef r3;
+    ASSERT_EQ(cache.acquire(at(3), kPage, r3), UCS_OK);  // evicts 2
+    EXPECT_EQ(cache.stats().evictions, 1u);
+    RegionRef r;
+    EXPECT_TRUE(cache.acquire_cached(at(0), kPage, r));
+    r.reset();
+    EXPECT_TRUE(cache.acquire_cached(at(1), kPage, r));
+    r.reset();
+    EXPECT_FALSE(cache.acquire_cached(at(2), kPage, r)) << "the least recently used went";
+    r3.reset();
+    cache.flush();
+    EXPECT_EQ(cache.stats().count, 0u);
+    EXPECT_FALSE(cache.acquire_cached(at(3), kPage, r));
+}
+
 TEST_F(RegCacheTest, EvictsBeyondSizeAndHandsOutUncachedWhenFullOfUsers) {
     CacheConfig c;
     c.max_size = 4 * kPage;
