@@ -181,10 +181,13 @@ bool DataPath::open_lane(Peer &p) {
 
 std::vector<uint8_t> DataPath::p2p_section(const Peer &p) const {
     std::vector<uint8_t> out;
-    if (!p.p2p.connected()) return out;
+    // Its endpoint-to-endpoint lane: still aside, or already carrying the traffic (a reply
+    // that waited for lane room while this side moved, in crossing handshakes).
+    const transports::AmLane &lane = p.lane.p2p() ? p.lane : p.p2p;
+    if (!lane.connected()) return out;
     std::vector<uint8_t> ep;
-    if (p.p2p.ep_address(ep) != UCS_OK) return out;
-    const std::string &tl = p.p2p.resource().tl;
+    if (lane.ep_address(ep) != UCS_OK) return out;
+    const std::string &tl = lane.resource().tl;
     if (tl.size() > 255 || 1 + tl.size() + ep.size() > wire::kMaxP2pSection) return out;
     out.reserve(1 + tl.size() + ep.size());
     out.push_back(static_cast<uint8_t>(tl.size()));
@@ -290,7 +293,11 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
     std::vector<uint8_t> p2p;
-    if (type == wire::kWireupReply && p.p2p_connected) {
+    // A reply sent after this side moved to the endpoint-to-endpoint lane (it waited for
+    // room while the crossing handshake's reply came) still offers it: without the section
+    // the requester would drop its own and send on the handshake lane while this side sends
+    // on the new one, and the two lanes reorder the peers' first messages.
+    if (type == wire::kWireupReply && (p.p2p_connected || p.lane.p2p())) {
         try {
             p2p = p2p_section(p);
         } catch (const std::bad_alloc &) {

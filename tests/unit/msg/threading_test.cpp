@@ -260,14 +260,6 @@ class ThreadingTest : public ::testing::TestWithParam<int> {
 class SharedCompletionObjects : public ThreadingTest {};
 
 TEST_P(SharedCompletionObjects, TwoThreadsDriveTwoEndpointsSharingACqAndACounter) {
-    // Known bug, left open (issue 7's notes): on endpoint-to-endpoint lanes, crossing
-    // handshakes under real concurrency now and then let a peer's first messages overtake
-    // each other while its traffic moves to the new lane (a receive matched message 5 before
-    // 0-4; rendezvous sends that never completed), about one run in eight here.
-    if (!config::registry().get_list("UFI_CONNECT_TO_EP").empty()) {
-        GTEST_SKIP() << "endpoint-to-endpoint lanes reorder a peer's first messages under "
-                        "concurrent crossing handshakes (known bug)";
-    }
     ASSERT_NO_FATAL_FAILURE(open(GetParam()));
     fid_cq *tx = new_cq();
     fid_cntr *sends = new_cntr();
