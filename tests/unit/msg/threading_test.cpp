@@ -257,11 +257,13 @@ class ThreadingTest : public ::testing::TestWithParam<int> {
     std::vector<fid_ep *> eps_;
 };
 
-// Endpoint-to-endpoint lanes (the p2p sets) still reorder a peer's first messages now and
-// then when both sides start sending at once: one cause is fixed (a reply that went without
-// its P2P section, wireup.cpp), another remains with rendezvous (seen once under ASan: a
-// receive matched message 1 before 0). Until it is found these runs would fail by chance, so
-// the p2p sets skip the two-thread tests; every other transport set runs them.
+// Endpoint-to-endpoint lanes (the p2p sets) still go wrong now and then when both sides start
+// sending at once from two threads: one cause is fixed (a reply that went without its P2P
+// section, wireup.cpp); with rendezvous two symptoms remain, rarer (a few runs in a hundred,
+// more under ASan): a receive matched the peer's message 1 before its message 0, and one
+// direction's rendezvous sends never completed while the other direction flowed. Until they
+// are found these runs would fail by chance, so the p2p sets skip the two-thread tests; every
+// other transport set runs them.
 bool p2p_lanes_reorder() {
     return !config::registry().get_list("UFI_CONNECT_TO_EP").empty();
 }
