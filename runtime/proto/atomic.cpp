@@ -211,10 +211,7 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
         return;
     }
     std::memcpy(&h, data, sizeof h);
-    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(h.src, wire::kAmAtomic, data, length)) return;
     Peer &p = *peers_[h.src];
     const auto kind = static_cast<atomics::Kind>(h.kind);
     const size_t size = atomics::element_size(h.datatype);

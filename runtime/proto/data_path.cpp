@@ -230,7 +230,10 @@ ssize_t DataPath::cancel(void *context) noexcept {
 }
 
 bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept {
-    const auto *d = static_cast<const uint8_t *>(data);
+    return deliver(id, static_cast<const uint8_t *>(data), length);
+}
+
+bool DataPath::deliver(uint8_t id, const uint8_t *d, size_t length) noexcept {
     switch (id) {
         case wire::kAmWireup: handle_wireup(d, length); return true;
         case wire::kAmEager: handle_eager(d, length); return true;

@@ -112,6 +112,7 @@ void read_protocol_settings(DataPathConfig &c) noexcept;
 struct DataPathStats {
     uint64_t dropped_malformed = 0;   // headers too short or inconsistent
     uint64_t dropped_unknown_src = 0; // messages naming no connected peer
+    uint64_t held_early = 0;          // from an admitted peer before this side connected
     uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
     uint64_t lane_upgrades = 0;       // peers reached by host and port moved to a better lane
@@ -272,6 +273,15 @@ class DataPath {
     // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
     Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;
     void fail_peer(Peer &p, int error);
+    // kConnecting -> kConnected: its rendezvous protocol chosen, then what it sent while this
+    // side was still connecting handled, before anything newer.
+    void set_connected(Peer &p);
+    // Whether message `id` (data, length) from peer index `src` is handled now: true when that
+    // peer is connected. From an admitted peer still connecting, it is held (Peer::held) and
+    // handled at set_connected(); from anyone else, dropped and counted.
+    bool from_connected(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept;
+    // Runs the handler of message `id`; false for an id without one.
+    bool deliver(uint8_t id, const uint8_t *data, size_t length) noexcept;
     void mark_busy(Peer &p);
     void handle_wireup(const uint8_t *data, size_t length);
     void handle_request(const WireupView &w);

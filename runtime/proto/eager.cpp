@@ -296,10 +296,7 @@ void DataPath::drain(Peer &p) noexcept {
         // The first message on an endpoint-to-endpoint lane (or the refusal of one): before
         // any traffic.
         if (!owed(p.ack_unsent, [&] { return send_wireup_ack(p); })) return;
-        if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) {
-            p.state = PeerState::kConnected;
-            choose_rndv(p);
-        }
+        if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) set_connected(p);
     }
     if (p.state != PeerState::kConnected) return;  // the reply will mark it busy (or refuse)
     if (!p.ctrl.empty() && !drain_ctrl(p)) {
@@ -573,10 +570,6 @@ void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
 }
 
 // The sender of a message, when `src` names a connected peer.
-static inline bool known_sender(const std::vector<std::unique_ptr<Peer>> &peers, uint32_t src) {
-    return src < peers.size() && peers[src]->state == PeerState::kConnected;
-}
-
 void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
     wire::EagerHdr h;
     if (length < sizeof h) {
@@ -596,10 +589,7 @@ void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
         payload += sizeof cq_data;
         len -= sizeof cq_data;
     }
-    if (!known_sender(peers_, h.src)) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(h.src, wire::kAmEager, data, length)) return;
     const bool tagged = (h.flags & wire::kTagged) != 0;
     if (RecvReq *r = match_posted(h.src, tagged, h.tag, len)) {
         r->iov.copy_in(0, payload, len);
@@ -637,10 +627,7 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         payload += sizeof cq_data;
         len -= sizeof cq_data;
     }
-    if (!known_sender(peers_, h.src)) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(h.src, wire::kAmEagerFirst, data, length)) return;
     Peer &p = *peers_[h.src];
     if (p.rx_recv != nullptr || p.rx_unexp != nullptr || len > f.total ||
         f.total > cfg_.max_msg_size) {
@@ -685,10 +672,7 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
         return;
     }
     std::memcpy(&m, data, sizeof m);
-    if (!known_sender(peers_, m.src)) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(m.src, wire::kAmEagerMiddle, data, length)) return;
     Peer &p = *peers_[m.src];
     const uint8_t *payload = data + sizeof m;
     const size_t len = length - sizeof m;

@@ -37,6 +37,11 @@ struct Peer {
     uint8_t reply_type = 0;       // wire::kWireupReply, or kWireupRefuse (with reply_status)
     uint16_t reply_status = 0;
     bool busy = false;            // on the data path's list of peers with queued work
+    // Its key was checked (its request) or it accepted ours (its reply): what it sends is
+    // taken. Until this side is kConnected too (crossing handshakes: its traffic can come on
+    // the endpoint-to-endpoint lane before our own ack went, or before its reply on the
+    // handshake lane), it waits in `held`, in order.
+    bool admitted = false;
 
     transports::address::EndpointAddress address;
     transports::AmLane lane;  // where its traffic goes (the handshake's lane until p2p took over)
@@ -102,6 +107,14 @@ struct Peer {
     // Control messages (RTR, ATS, ATP) that found no lane room: sent, in order, before any
     // queued send (the first byte is the AM id).
     std::deque<std::vector<uint8_t>> ctrl;
+    // Messages from an admitted peer that came before this side was connected, in arrival
+    // order; handled (before anything newer) the moment it is. Only the handshake's short
+    // window sees them, so they may allocate.
+    struct HeldMsg {
+        uint8_t id;                  // the active message's id
+        std::vector<uint8_t> bytes;  // its data (aligned for the handlers' header views)
+    };
+    std::deque<HeldMsg> held;
 };
 
 }  // namespace ufi::runtime::proto

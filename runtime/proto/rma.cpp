@@ -307,10 +307,7 @@ void DataPath::handle_rma_ack(const uint8_t *data, size_t length) noexcept {
         return;
     }
     std::memcpy(&a, data, sizeof a);
-    if (a.src >= peers_.size() || peers_[a.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(a.src, wire::kAmRmaAck, data, length)) return;
     SendReq *r = send_by_id(a.id, a.src);
     if (r == nullptr || r->op != SendOp::kWrite || !r->started || r->offset != r->iov.total) {
         ++stats_.dropped_malformed;
@@ -327,10 +324,8 @@ SendReq *DataPath::answered(const uint8_t *data, size_t length, SendOp op,
         return nullptr;
     }
     std::memcpy(&h, data, sizeof h);
-    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return nullptr;
-    }
+    const uint8_t id = op == SendOp::kRead ? wire::kAmRmaReadResp : wire::kAmAtomicResp;
+    if (!from_connected(h.src, id, data, length)) return nullptr;
     SendReq *r = send_by_id(h.id, h.src);
     if (r == nullptr || r->op != op || !r->started) {
         ++stats_.dropped_malformed;
@@ -419,10 +414,7 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
         ++stats_.dropped_malformed;
         return;
     }
-    if (v.h.src >= peers_.size() || peers_[v.h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(v.h.src, wire::kAmRmaWrite, data, length)) return;
     Peer &p = *peers_[v.h.src];
     if (v.h.flags & wire::kRmaZcopy) {
         if (v.h.offset != 0) {
@@ -513,10 +505,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
         ++stats_.dropped_malformed;
         return;
     }
-    if (v.h.src >= peers_.size() || peers_[v.h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(v.h.src, wire::kAmRmaReadReq, data, length)) return;
     Peer &p = *peers_[v.h.src];
     IovList where;
     const int status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);

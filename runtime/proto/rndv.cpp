@@ -436,10 +436,7 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
         ++stats_.dropped_malformed;
         return;
     }
-    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(h.src, wire::kAmRts, data, length)) return;
     const bool tagged = (h.flags & wire::kTagged) != 0;
     if (RecvReq *r = match_posted(h.src, tagged, h.tag, info.total)) {
         start_rndv_recv(r, h.src, h.flags, h.tag, cq_data, info);
@@ -710,10 +707,7 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
         ++stats_.dropped_malformed;
         return;
     }
-    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(h.src, wire::kAmRtr, data, length)) return;
     Peer &p = *peers_[h.src];
     SendReq *r = send_by_id(h.send_id, h.src);
     if (r == nullptr || r->recv_id != 0 || h.length == 0 || h.length > r->iov.total) {
@@ -851,10 +845,7 @@ void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexce
         return;
     }
     std::memcpy(&a, data, sizeof a);
-    if (a.src >= peers_.size() || peers_[a.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(a.src, id, data, length)) return;
     // A status from the wire is a negative fi errno, or it is taken as an I/O error.
     const int status = a.status > 0 || a.status < -FI_ERRNO_MAX ? -FI_EIO : a.status;
     if (id == wire::kAmAts) {
@@ -885,10 +876,7 @@ void DataPath::handle_rndv_data(const uint8_t *data, size_t length) noexcept {
         return;
     }
     std::memcpy(&h, data, sizeof h);
-    if (h.src >= peers_.size() || peers_[h.src]->state != PeerState::kConnected) {
-        ++stats_.dropped_unknown_src;
-        return;
-    }
+    if (!from_connected(h.src, wire::kAmRndvData, data, length)) return;
     RecvReq *r = recv_by_id(h.recv_id, h.src);
     const size_t len = length - sizeof h;
     if (r == nullptr || r->rndv_protocol != wire::kRndvAm || h.offset != r->received || len == 0 ||

@@ -332,6 +332,7 @@ void DataPath::fail_peer(Peer &p, int error) {
     p.request_unsent = p.reply_unsent = p.ack_unsent = false;
     while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
     p.ctrl.clear();
+    p.held.clear();  // (what it sent before the connection dies with it)
     fail_rndv(p);
     // A message that was arriving from it is lost: its receive completes with the error.
     if (p.rx_recv != nullptr) {
@@ -486,12 +487,12 @@ void DataPath::handle_request(const WireupView &w) {
         const bool p2p =
             w.p2p != nullptr && !p->lane.p2p() && accept_p2p(*p, w.p2p, w.hdr.p2p_len);
         if (!p2p && !p->lane.p2p()) drop_p2p(*p);
+        p->admitted = true;
         if (p2p && !p->p2p_peer_ready) {
             p->state = PeerState::kConnecting;
         } else {
             promote_p2p(*p);
-            p->state = PeerState::kConnected;
-            choose_rndv(*p);
+            set_connected(*p);
         }
         const transports::Status s =
             send_reply(*p, wire::kWireupOk, w.hdr.sender_idx, wire::kWireupReply);
@@ -554,6 +555,7 @@ void DataPath::handle_reply(const WireupView &w) {
     if ((by_host_and_port || p.address.partial) && w.addr != nullptr) upgrade_lane(p, w);
     p.remote_idx = w.hdr.receiver_idx;
     p.request_unsent = false;
+    p.admitted = true;
     if (p.lane.p2p()) {
         // Traffic moved already (crossing handshakes): nothing left to agree.
     } else if (w.p2p != nullptr && p.p2p.connected() && accept_p2p(p, w.p2p, w.hdr.p2p_len)) {
@@ -578,8 +580,7 @@ void DataPath::handle_reply(const WireupView &w) {
         mark_busy(p);
         return;
     }
-    p.state = PeerState::kConnected;
-    choose_rndv(p);
+    set_connected(p);
     mark_busy(p);  // queued sends go now
 }
 
@@ -651,10 +652,41 @@ void DataPath::handle_wireup_ack(const WireupView &w) {
         drop_p2p(p);  // declined (or nothing to agree on): the handshake lane carries it all
     }
     if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer && !p.ack_unsent) {
-        p.state = PeerState::kConnected;
-        choose_rndv(p);
+        set_connected(p);
         mark_busy(p);
     }
+}
+
+void DataPath::set_connected(Peer &p) {
+    p.state = PeerState::kConnected;
+    choose_rndv(p);
+    // A handler may fail the peer (which empties `held`), or connect nothing new: one at a
+    // time from the front.
+    while (!p.held.empty() && p.state == PeerState::kConnected) {
+        Peer::HeldMsg m = std::move(p.held.front());
+        p.held.pop_front();
+        deliver(m.id, m.bytes.data(), m.bytes.size());
+    }
+}
+
+bool DataPath::from_connected(uint32_t src, uint8_t id, const uint8_t *data,
+                              size_t length) noexcept {
+    if (src < peers_.size()) {
+        Peer &p = *peers_[src];
+        if (p.state == PeerState::kConnected) return true;
+        if (p.admitted && p.state == PeerState::kConnecting) {
+            try {
+                p.held.push_back(Peer::HeldMsg{id, std::vector<uint8_t>(data, data + length)});
+                ++stats_.held_early;
+                return false;
+            } catch (const std::bad_alloc &) {
+                UFI_LOG_WARN(Subsys::EpData, "out of memory: a message from {} that came before the connection is dropped",
+                             address::describe(p.address));
+            }
+        }
+    }
+    ++stats_.dropped_unknown_src;
+    return false;
 }
 
 }  // namespace ufi::runtime::proto

@@ -9,9 +9,15 @@
 // - FI_THREAD_COMPLETION: two isolated groups (an endpoint and its own CQ and counter), each
 //   driven by its thread, on the lock-free tables, sharing only the domain and its AV.
 // - The endpoint's data tables are the lock-free ones exactly where the policy says so.
+// The two threads start at once, so the endpoints' handshakes cross; in the p2p sets a peer's
+// first messages can then arrive on the new lane before this side finished connecting (they
+// were dropped once, Peer::held keeps them now).
 #include "msg_fixture.h"
 
 #include "api/ep_data.h"
+#include "runtime/ep/binding.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/proto/data_path.h"
 #include "runtime/threading.h"
 
 #include <rdma/fi_domain.h>
@@ -229,6 +235,15 @@ class ThreadingTest : public ::testing::TestWithParam<int> {
             fi_cq_tagged_entry e;
             EXPECT_EQ(fi_cq_read(shared_tx, &e, 1), -FI_EAGAIN) << "no completion twice";
         }
+        // Both start at once, so the handshakes cross: what a peer sent before this side
+        // finished connecting (p2p lanes: it can come on the new lane before the reply on the
+        // old one) was held and handled, never dropped.
+        for (const Driver *d : {&a, &b}) {
+            const auto *dp = ufi::runtime::ep::endpoint_of(&d->ep->fid)->data_path();
+            ASSERT_NE(dp, nullptr);
+            EXPECT_EQ(dp->stats().dropped_unknown_src, 0u) << "endpoint " << d->id;
+            EXPECT_EQ(dp->stats().dropped_malformed, 0u) << "endpoint " << d->id;
+        }
     }
 
     void TearDown() override {
@@ -257,21 +272,9 @@ class ThreadingTest : public ::testing::TestWithParam<int> {
     std::vector<fid_ep *> eps_;
 };
 
-// Endpoint-to-endpoint lanes (the p2p sets) still go wrong now and then when both sides start
-// sending at once from two threads: one cause is fixed (a reply that went without its P2P
-// section, wireup.cpp); with rendezvous two symptoms remain, rarer (a few runs in a hundred,
-// more under ASan): a receive matched the peer's message 1 before its message 0, and one
-// direction's rendezvous sends never completed while the other direction flowed. Until they
-// are found these runs would fail by chance, so the p2p sets skip the two-thread tests; every
-// other transport set runs them.
-bool p2p_lanes_reorder() {
-    return !config::registry().get_list("UFI_CONNECT_TO_EP").empty();
-}
-
 class SharedCompletionObjects : public ThreadingTest {};
 
 TEST_P(SharedCompletionObjects, TwoThreadsDriveTwoEndpointsSharingACqAndACounter) {
-    if (p2p_lanes_reorder()) GTEST_SKIP() << "known bug: p2p lanes reorder first messages";
     ASSERT_NO_FATAL_FAILURE(open(GetParam()));
     fid_cq *tx = new_cq();
     fid_cntr *sends = new_cntr();
@@ -302,7 +305,6 @@ INSTANTIATE_TEST_SUITE_P(Models, SharedCompletionObjects,
                          });
 
 TEST_F(ThreadingTest, CompletionGroupsRunConcurrentlyOnLockFreeTables) {
-    if (p2p_lanes_reorder()) GTEST_SKIP() << "known bug: p2p lanes reorder first messages";
     ASSERT_NO_FATAL_FAILURE(open(FI_THREAD_COMPLETION));
     Driver a, b;
     a.id = 0;
