@@ -563,7 +563,7 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
     const std::string &tl = worker_->ifaces()[p.rma_iface]->resource->tl;
     // The target gets a write from our buffers, and puts a read into them.
     const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-    const tx::OpenIface *oi = rma_iface(tl, kind);
+    const tx::OpenIface *oi = zcopy_iface(p, tl, kind);
     if (oi == nullptr || (tl == "cma" && !tx::cross_process_copy_permitted()) ||
         r.iov.count > wire::kMaxRndvSegments) {
         return UCS_ERR_UNSUPPORTED;

@@ -104,7 +104,8 @@ void DataPath::choose_rndv(Peer &p) {
     const auto &ifaces = worker_->ifaces();
     // GET first: the receiver, who knows the buffer, moves the data in one step.
     for (tx::RmaKind kind : {tx::RmaKind::kGet, tx::RmaKind::kPut}) {
-        const tx::LaneChoice c = tx::choose_rma_lane(*worker_, p.address, kind);
+        const tx::LaneChoice c =
+            tx::choose_rma_lane(*worker_, p.address, kind, p.lane.p2p() ? &p.lane : nullptr);
         if (c.iface == SIZE_MAX) continue;
         p.rndv_protocol = kind == tx::RmaKind::kGet ? wire::kRndvGet : wire::kRndvPut;
         p.rma_iface = c.iface;
@@ -152,8 +153,21 @@ tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noex
     return nullptr;
 }
 
+const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, const std::string &tl,
+                                           tx::RmaKind kind) noexcept {
+    if (p.lane.p2p() && p.lane.resource().tl == tl && tx::lane_serves_rma(p.lane, kind)) {
+        return &p.lane.iface();
+    }
+    return rma_iface(tl, kind);
+}
+
 bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexcept {
     if (p.rma.connected() && p.rma.iface().resource->tl == tl) return true;
+    if (p.lane.p2p() && p.lane.resource().tl == tl && tx::lane_serves_rma(p.lane, kind)) {
+        // rc's only way, and on tcp one connection fewer: the AM lane's own endpoint.
+        tx::RmaLane::share(p.lane, p.rma);
+        return true;
+    }
     tx::OpenIface *oi = rma_iface(tl, kind);
     if (oi == nullptr) return false;
     if (tl == "cma" && !tx::cross_process_copy_permitted()) return false;
@@ -602,7 +616,7 @@ void DataPath::gets_done(RecvReq *r) noexcept {
 
 bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // Only registration happens here: the sender connects and writes.
-    const tx::OpenIface *oi = rma_iface(info.tl, tx::RmaKind::kPut);
+    const tx::OpenIface *oi = zcopy_iface(p, info.tl, tx::RmaKind::kPut);
     if (oi == nullptr || !register_buffers(*oi, r->iov, r->length, r->regions)) return false;
     try {
         const std::vector<wire::Segment> segs = segments_of(r->iov, r->length);

@@ -104,19 +104,40 @@ void PeerKey::reset() noexcept {
 Status RmaLane::connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out) {
     RmaLane lane;
     const Status s =
-        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
+        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.owned_);
     if (s != UCS_OK) return s;
+    lane.ep_ = lane.owned_.get();
     lane.iface_ = &iface;
     out = std::move(lane);
     return UCS_OK;
 }
 
+void RmaLane::share(const AmLane &lane, RmaLane &out) noexcept {
+    out.reset();
+    out.ep_ = lane.handle();
+    out.iface_ = &lane.iface();
+}
+
+bool lane_serves_rma(const AmLane &lane, RmaKind kind) noexcept {
+    const uint64_t op = kind == RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
+    return lane.connected() && lane.p2p() && (lane.iface().attr.cap.flags & op) &&
+           lane.iface().md_can_register;
+}
+
 LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
-                           RmaKind kind) {
+                           RmaKind kind, const AmLane *p2p_lane) {
     LaneChoice best;
     double best_bw = -1;
     const uint64_t op = kind == RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
     const auto &ifaces = worker.ifaces();
+    if (p2p_lane != nullptr && lane_serves_rma(*p2p_lane, kind)) {
+        for (size_t i = 0; i < ifaces.size(); ++i) {
+            if (ifaces[i].get() != &p2p_lane->iface()) continue;
+            best.iface = i;
+            best.p2p = true;
+            best_bw = ifaces[i]->attr.bandwidth.dedicated + ifaces[i]->attr.bandwidth.shared;
+        }
+    }
     for (size_t i = 0; i < ifaces.size(); ++i) {
         const OpenIface &oi = *ifaces[i];
         const uct_iface_attr_t &a = oi.attr;
@@ -134,6 +155,7 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
             if (bw > best_bw) {
                 best.iface = i;
                 best.record = r;
+                best.p2p = false;
                 best_bw = bw;
             }
         }

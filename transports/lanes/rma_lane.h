@@ -1,8 +1,10 @@
-// Zero-copy paths to one peer for large messages (rendezvous): a connect-to-iface UCT
+// Zero-copy paths to one peer for large messages (rendezvous) and RMA: a connect-to-iface UCT
 // endpoint on a transport that gets (cma here, RDMA elsewhere) or puts (tcp) straight between
-// user buffers, with what the protocol needs around it: registering a local buffer on the
-// transport's memory domain, packing its remote key, unpacking a peer's. The calls are inline
-// wrappers of UCT's, so runtime/proto stays free of UCX's API.
+// user buffers, or the peer's endpoint-to-endpoint AM lane itself where its transport also
+// gets or puts (InfiniBand rc, which connects no other way; tcp under UFI_CONNECT_TO_EP), with
+// what the protocol needs around it: registering a local buffer on the transport's memory
+// domain, packing its remote key, unpacking a peer's. The calls are inline wrappers of UCT's,
+// so runtime/proto stays free of UCX's API.
 #pragma once
 
 #include "transports/address.h"
@@ -15,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ufi::transports {
@@ -77,12 +80,26 @@ class PeerKey {
 class RmaLane {
   public:
     RmaLane() = default;
-    RmaLane(RmaLane &&) noexcept = default;
-    RmaLane &operator=(RmaLane &&) noexcept = default;
+    RmaLane(RmaLane &&o) noexcept
+        : owned_(std::move(o.owned_)), ep_(std::exchange(o.ep_, nullptr)), iface_(o.iface_) {}
+    RmaLane &operator=(RmaLane &&o) noexcept {
+        if (this != &o) {
+            owned_ = std::move(o.owned_);
+            ep_ = std::exchange(o.ep_, nullptr);
+            iface_ = o.iface_;
+        }
+        return *this;
+    }
 
     static Status connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out);
+    // Zero copy on `lane`'s own endpoint (an endpoint-to-endpoint lane: no second connection,
+    // and the puts and gets share the lane's order). The lane must stay until this one is
+    // reset (a Peer declares `rma` after its AM lanes, and resets it first).
+    static void share(const AmLane &lane, RmaLane &out) noexcept;
 
-    bool connected() const noexcept { return static_cast<bool>(ep_); }
+    bool connected() const noexcept { return ep_ != nullptr; }
+    // Whether this is an AM lane's endpoint rather than one of its own.
+    bool shares_lane() const noexcept { return ep_ != nullptr && !owned_; }
     const OpenIface &iface() const noexcept { return *iface_; }
     // The most bytes one call moves, and buffers it takes.
     size_t max_get() const noexcept { return iface_->attr.cap.get.max_zcopy; }
@@ -94,25 +111,35 @@ class RmaLane {
     // kOk (done: `comp` is not called), kInProgress (`comp` is called from progress),
     // kNoResource, or an error.
     Status get(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
-        return uct_ep_get_zcopy(ep_.get(), iov, n, raddr, rkey, comp);
+        return uct_ep_get_zcopy(ep_, iov, n, raddr, rkey, comp);
     }
     Status put(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
-        return uct_ep_put_zcopy(ep_.get(), iov, n, raddr, rkey, comp);
+        return uct_ep_put_zcopy(ep_, iov, n, raddr, rkey, comp);
     }
-    uct_ep_h handle() const noexcept { return ep_.get(); }
-    void reset() noexcept { ep_.reset(); }
+    uct_ep_h handle() const noexcept { return ep_; }
+    void reset() noexcept {
+        ep_ = nullptr;
+        owned_.reset();
+    }
 
   private:
-    Ep ep_;
+    Ep owned_;              // a connection of its own (connect); empty when shared
+    uct_ep_h ep_ = nullptr;  // the endpoint the operations go on
     const OpenIface *iface_ = nullptr;
 };
 
+// Whether zero copy of `kind` can go on `lane`: an endpoint-to-endpoint lane whose transport
+// has it and whose memory domain registers user memory.
+bool lane_serves_rma(const AmLane &lane, RmaKind kind) noexcept;
+
 // The transport of this worker that moves large messages to `peer` with `kind`: among the
-// ifaces with GET_ZCOPY (or PUT_ZCOPY), connect-to-iface, a memory domain that registers user
-// memory, reaching one of the peer's records, the one with the highest estimated bandwidth.
-// iface SIZE_MAX when none.
+// ifaces with GET_ZCOPY (or PUT_ZCOPY), a memory domain that registers user memory, reaching
+// one of the peer's records by connecting to its iface, or being the transport of `p2p_lane`
+// (the peer's AM lane when it is endpoint to endpoint, else nullptr; chosen with
+// LaneChoice::p2p set, and on equal bandwidth before a second connection), the one with the
+// highest estimated bandwidth. iface SIZE_MAX when none.
 LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
-                           RmaKind kind);
+                           RmaKind kind, const AmLane *p2p_lane = nullptr);
 
 // Whether cross-process copies (cma: process_vm_readv) work in this process: ptrace rights are
 // often denied in containers. Probed once (against this process itself).

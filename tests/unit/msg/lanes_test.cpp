@@ -10,6 +10,7 @@
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "transports/address.h"
+#include "transports/lanes/rma_lane.h"
 
 #include <algorithm>
 
@@ -159,6 +160,45 @@ TEST_F(MsgTest, OrderHoldsAcrossTheLaneMove) {
         ASSERT_EQ(wait(a_.cq, e), 1) << i;
     }
     for (int i = 0; i < kCount; ++i) EXPECT_EQ(got[i], static_cast<uint32_t>(i)) << i;
+}
+
+// Zero copy over an endpoint-to-endpoint lane whose transport puts or gets (tcp puts, in the
+// p2p sets; rc does both) goes on that lane's own endpoint, as rc needs (it connects no other
+// way): no second connection. Elsewhere the zero-copy lane is one of its own. Large messages
+// both ways arrive whole either way.
+TEST_F(MsgTest, ZeroCopyRidesTheEndpointToEndpointLane) {
+    const size_t big = 2u << 20;
+    std::vector<uint8_t> out_a = pattern(big, 5), out_b = pattern(big, 9), in_a(big, 0), in_b(big, 0);
+    ASSERT_EQ(fi_trecv(b_.ep, in_b.data(), big, nullptr, FI_ADDR_UNSPEC, 7, 0, nullptr), 0);
+    ASSERT_EQ(fi_trecv(a_.ep, in_a.data(), big, nullptr, FI_ADDR_UNSPEC, 7, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, out_a.data(), big, nullptr, a_to_b_, 7, nullptr); }), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(b_.ep, out_b.data(), big, nullptr, b_to_a_, 7, nullptr); }), 0);
+    for (Side *s : {&a_, &b_}) {
+        fi_cq_tagged_entry e{};
+        ASSERT_EQ(wait(s->cq, e), 1);
+        ASSERT_EQ(wait(s->cq, e), 1);
+    }
+    EXPECT_EQ(in_b, out_a);
+    EXPECT_EQ(in_a, out_b);
+    for (Side *s : {&a_, &b_}) {
+        runtime::proto::DataPath *dp = data_path(s->ep);
+        ASSERT_EQ(dp->peer_count(), 1u);
+        const auto *peer = dp->peer(0);
+        const auto &st = dp->stats();
+        EXPECT_EQ(st.rndv_get + st.rndv_put + st.rndv_am, 1u) << "2 MiB goes by rendezvous";
+        const bool served = transports::lane_serves_rma(peer->lane, transports::RmaKind::kGet) ||
+                            transports::lane_serves_rma(peer->lane, transports::RmaKind::kPut);
+        const std::string tl = peer->lane.resource().tl;
+        if (peer->lane.p2p() && served) {
+            // Each side put (or got) once over its lane: PUT is the sender's, GET the receiver's.
+            EXPECT_EQ(st.rndv_am, 0u) << tl;
+            ASSERT_TRUE(peer->rma.connected()) << tl;
+            EXPECT_TRUE(peer->rma.shares_lane()) << tl;
+            EXPECT_EQ(peer->rma.handle(), peer->lane.handle()) << tl;
+        } else {
+            EXPECT_FALSE(peer->rma.shares_lane()) << tl;
+        }
+    }
 }
 
 }  // namespace
