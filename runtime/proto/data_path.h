@@ -374,12 +374,11 @@ class DataPath {
     // The iface of transport `tl` that does `kind` with registered memory; nullptr if none.
     transports::OpenIface *rma_iface(const std::string &tl, transports::RmaKind kind) noexcept;
     // The iface zero copy of `kind` over `tl` to p goes on: its AM lane's when that lane is
-    // endpoint to endpoint over `tl` and serves it (open_rma then shares the lane), else
-    // rma_iface()'s.
+    // over `tl` and serves it (open_rma then shares the lane), else rma_iface()'s.
     const transports::OpenIface *zcopy_iface(const Peer &p, const std::string &tl,
                                              transports::RmaKind kind) noexcept;
     // Connects the peer's zero-copy lane over `tl` (kept while the peer lives), or shares its
-    // endpoint-to-endpoint AM lane (zcopy_iface).
+    // AM lane (zcopy_iface).
     bool open_rma(Peer &p, const std::string &tl, transports::RmaKind kind) noexcept;
     // Registers iov's buffers (up to `length` bytes) on `iface`'s memory domain.
     static bool register_buffers(const transports::OpenIface &iface, const IovList &iov,

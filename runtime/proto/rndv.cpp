@@ -105,7 +105,7 @@ void DataPath::choose_rndv(Peer &p) {
     // GET first: the receiver, who knows the buffer, moves the data in one step.
     for (tx::RmaKind kind : {tx::RmaKind::kGet, tx::RmaKind::kPut}) {
         const tx::LaneChoice c =
-            tx::choose_rma_lane(*worker_, p.address, kind, p.lane.p2p() ? &p.lane : nullptr);
+            tx::choose_rma_lane(*worker_, p.address, kind, &p.lane);
         if (c.iface == SIZE_MAX) continue;
         p.rndv_protocol = kind == tx::RmaKind::kGet ? wire::kRndvGet : wire::kRndvPut;
         p.rma_iface = c.iface;
@@ -155,16 +155,15 @@ tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noex
 
 const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, const std::string &tl,
                                            tx::RmaKind kind) noexcept {
-    if (p.lane.p2p() && p.lane.resource().tl == tl && tx::lane_serves_rma(p.lane, kind)) {
-        return &p.lane.iface();
-    }
+    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) return &p.lane.iface();
     return rma_iface(tl, kind);
 }
 
 bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexcept {
     if (p.rma.connected() && p.rma.iface().resource->tl == tl) return true;
-    if (p.lane.p2p() && p.lane.resource().tl == tl && tx::lane_serves_rma(p.lane, kind)) {
-        // rc's only way, and on tcp one connection fewer: the AM lane's own endpoint.
+    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) {
+        // The AM lane's own endpoint: rc's only way, and on tcp one connection fewer (and
+        // faster: the puts and the messages around them share one stream).
         tx::RmaLane::share(p.lane, p.rma);
         return true;
     }

@@ -120,21 +120,21 @@ void RmaLane::share(const AmLane &lane, RmaLane &out) noexcept {
 
 bool lane_serves_rma(const AmLane &lane, RmaKind kind) noexcept {
     const uint64_t op = kind == RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
-    return lane.connected() && lane.p2p() && (lane.iface().attr.cap.flags & op) &&
+    return lane.connected() && (lane.iface().attr.cap.flags & op) &&
            lane.iface().md_can_register;
 }
 
 LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
-                           RmaKind kind, const AmLane *p2p_lane) {
+                           RmaKind kind, const AmLane *am_lane) {
     LaneChoice best;
     double best_bw = -1;
     const uint64_t op = kind == RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
     const auto &ifaces = worker.ifaces();
-    if (p2p_lane != nullptr && lane_serves_rma(*p2p_lane, kind)) {
+    if (am_lane != nullptr && lane_serves_rma(*am_lane, kind)) {
         for (size_t i = 0; i < ifaces.size(); ++i) {
-            if (ifaces[i].get() != &p2p_lane->iface()) continue;
+            if (ifaces[i].get() != &am_lane->iface()) continue;
             best.iface = i;
-            best.p2p = true;
+            best.p2p = am_lane->p2p();
             best_bw = ifaces[i]->attr.bandwidth.dedicated + ifaces[i]->attr.bandwidth.shared;
         }
     }
@@ -155,7 +155,6 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
             if (bw > best_bw) {
                 best.iface = i;
                 best.record = r;
-                best.p2p = false;
                 best_bw = bw;
             }
         }

@@ -1,7 +1,7 @@
 // Zero-copy paths to one peer for large messages (rendezvous) and RMA: a connect-to-iface UCT
 // endpoint on a transport that gets (cma here, RDMA elsewhere) or puts (tcp) straight between
-// user buffers, or the peer's endpoint-to-endpoint AM lane itself where its transport also
-// gets or puts (InfiniBand rc, which connects no other way; tcp under UFI_CONNECT_TO_EP), with
+// user buffers, or the peer's AM lane itself where its transport also gets or puts (tcp here;
+// InfiniBand rc, which connects no other way, and dc), with
 // what the protocol needs around it: registering a local buffer on the transport's memory
 // domain, packing its remote key, unpacking a peer's. The calls are inline wrappers of UCT's,
 // so runtime/proto stays free of UCX's API.
@@ -92,9 +92,9 @@ class RmaLane {
     }
 
     static Status connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out);
-    // Zero copy on `lane`'s own endpoint (an endpoint-to-endpoint lane: no second connection,
-    // and the puts and gets share the lane's order). The lane must stay until this one is
-    // reset (a Peer declares `rma` after its AM lanes, and resets it first).
+    // Zero copy on the AM lane's own endpoint: no second connection (rc has no other way to
+    // make one), and the puts and gets share the lane's order. The lane must stay until this
+    // one is reset (a Peer declares `rma` after its AM lanes, and resets it first).
     static void share(const AmLane &lane, RmaLane &out) noexcept;
 
     bool connected() const noexcept { return ep_ != nullptr; }
@@ -128,18 +128,17 @@ class RmaLane {
     const OpenIface *iface_ = nullptr;
 };
 
-// Whether zero copy of `kind` can go on `lane`: an endpoint-to-endpoint lane whose transport
-// has it and whose memory domain registers user memory.
+// Whether zero copy of `kind` can go on AM lane `lane`: its transport has it and its memory
+// domain registers user memory.
 bool lane_serves_rma(const AmLane &lane, RmaKind kind) noexcept;
 
 // The transport of this worker that moves large messages to `peer` with `kind`: among the
 // ifaces with GET_ZCOPY (or PUT_ZCOPY), a memory domain that registers user memory, reaching
-// one of the peer's records by connecting to its iface, or being the transport of `p2p_lane`
-// (the peer's AM lane when it is endpoint to endpoint, else nullptr; chosen with
-// LaneChoice::p2p set, and on equal bandwidth before a second connection), the one with the
-// highest estimated bandwidth. iface SIZE_MAX when none.
+// one of the peer's records by connecting to its iface, or being the transport of `am_lane`
+// (the peer's AM lane, or nullptr; on equal bandwidth it goes before a second connection),
+// the one with the highest estimated bandwidth. iface SIZE_MAX when none.
 LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
-                           RmaKind kind, const AmLane *p2p_lane = nullptr);
+                           RmaKind kind, const AmLane *am_lane = nullptr);
 
 // Whether cross-process copies (cma: process_vm_readv) work in this process: ptrace rights are
 // often denied in containers. Probed once (against this process itself).
