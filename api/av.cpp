@@ -222,7 +222,7 @@ fi_ops g_av_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_av_fi_ops);
+UFI_REGISTER_FI_OPS(g_av_fi_ops, FI_CLASS_AV);
 
 fi_ops_av g_av_ops = {
     .size = sizeof(fi_ops_av),

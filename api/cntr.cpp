@@ -91,7 +91,7 @@ fi_ops g_cntr_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_cntr_fi_ops);
+UFI_REGISTER_FI_OPS(g_cntr_fi_ops, FI_CLASS_CNTR);
 
 fi_ops_cntr g_cntr_ops = {
     .size = sizeof(fi_ops_cntr),

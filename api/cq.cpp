@@ -125,7 +125,7 @@ fi_ops g_cq_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_cq_fi_ops);
+UFI_REGISTER_FI_OPS(g_cq_fi_ops, FI_CLASS_CQ);
 
 fi_ops_cq g_cq_ops = {
     .size = sizeof(fi_ops_cq),

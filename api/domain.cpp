@@ -39,6 +39,7 @@ int domain_bind(fid_t fid, fid_t bfid, uint64_t flags) {
     runtime::eq::attach(eq);  // fi_close(eq) is -FI_EBUSY while the domain holds it
     d->bound_eq = reinterpret_cast<fid_eq *>(bfid);
     d->bound_eq_flags = flags;
+    if (flags & FI_REG_MR) d->reg_mr_eq.store(d->bound_eq, std::memory_order_release);
     return 0;
 }
 
@@ -71,7 +72,7 @@ fi_ops g_domain_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_domain_fi_ops);
+UFI_REGISTER_FI_OPS(g_domain_fi_ops, FI_CLASS_DOMAIN);
 
 fi_ops_domain g_domain_ops = {
     .size = sizeof(fi_ops_domain),

@@ -109,7 +109,7 @@ fi_ops g_ep_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_ep_fi_ops);
+UFI_REGISTER_FI_OPS(g_ep_fi_ops, FI_CLASS_EP);
 
 // ---- fi_ops_ep ---------------------------------------------------------------------------
 

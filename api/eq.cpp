@@ -138,7 +138,7 @@ fi_ops g_eq_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_eq_fi_ops);
+UFI_REGISTER_FI_OPS(g_eq_fi_ops, FI_CLASS_EQ);
 
 // [wait object?][FI_WRITE?]
 fi_ops_eq g_eq_ops[2][2] = {

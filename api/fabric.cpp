@@ -53,7 +53,7 @@ fi_ops g_fabric_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_fabric_fi_ops);
+UFI_REGISTER_FI_OPS(g_fabric_fi_ops, FI_CLASS_FABRIC);
 
 fi_ops_fabric g_fabric_ops = {
     .size = sizeof(fi_ops_fabric),

@@ -130,7 +130,7 @@ fi_ops g_mr_fi_ops = {
     .tostr = nullptr,
     .ops_set = nullptr,
 };
-UFI_REGISTER_FI_OPS(g_mr_fi_ops);
+UFI_REGISTER_FI_OPS(g_mr_fi_ops, FI_CLASS_MR);
 
 // ---- registration ----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <atomic>
 #include <cstring>
 #include <new>
 
@@ -125,7 +126,11 @@ const transports::MemoryDomains &Domain::memory_domains() {
 }
 
 int close_domain(Domain *d) noexcept {
-    const int children = d->open_children.load();
+    size_t children = static_cast<size_t>(d->open_children.load());
+    if (void *mrs = std::atomic_ref<void *>(d->mr_state.state).load(std::memory_order_acquire);
+        mrs != nullptr && d->mr_state.open_objects != nullptr) {
+        children += d->mr_state.open_objects(mrs);
+    }
     if (children != 0) {
         UFI_LOG_WARN(log::Subsys::Domain, "fi_close(domain {}): {} objects (AVs, MRs, CQs, counters, endpoints) still open",
                      d->offer.name, children);

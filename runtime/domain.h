@@ -29,6 +29,10 @@ namespace ufi::runtime {
 struct DomainExtension {
     void *state = nullptr;
     void (*destroy)(void *state) = nullptr;
+    // Objects of the subsystem still open that keep fi_close(domain) at -FI_EBUSY without a
+    // count of their own in open_children (MRs: their key table counts them, so a
+    // registration-cache hit touches no domain-wide counter); nullptr: none.
+    size_t (*open_objects)(void *state) = nullptr;
     ~DomainExtension() {
         if (destroy != nullptr) destroy(state);
     }
@@ -61,9 +65,12 @@ struct Domain : fid_domain {
     // Declared before the extensions, so it outlives the state that registered with it.
     const transports::MemoryDomains &memory_domains();
 
-    std::atomic<int> open_children{0};  // AVs, MRs, CQs, counters, endpoints
+    std::atomic<int> open_children{0};  // AVs, CQs, counters, endpoints (MRs: mr_state)
     fid_eq *bound_eq = nullptr;         // fi_domain_bind (deprecated)
     uint64_t bound_eq_flags = 0;        // FI_REG_MR: registrations post FI_MR_COMPLETE there
+    // bound_eq when it was bound with FI_REG_MR, else nullptr: what every registration reads
+    // (set once under `mutex`, read without it).
+    std::atomic<fid_eq *> reg_mr_eq{nullptr};
     std::mutex mutex;                   // control-path state of this object
 
     transports::MemoryDomains mds_;

@@ -14,22 +14,27 @@
 
 namespace ufi::runtime {
 
-// Records `ops` as one of ufi's fi_ops tables. Idempotent, thread-safe; up to 64 tables.
-void register_fi_ops(const fi_ops *ops) noexcept;
+// Records `ops` as one of ufi's fi_ops tables, the one of objects of class `fclass`.
+// Idempotent, thread-safe; up to 64 tables.
+void register_fi_ops(const fi_ops *ops, size_t fclass) noexcept;
 // Whether `ops` is one of ufi's tables.
 bool is_ufi_fi_ops(const fi_ops *ops) noexcept;
+// Whether `ops` is one of ufi's tables for class `fclass` (the checks every call makes: a
+// class has one or two tables, so this is a load and a compare, not a scan of them all).
+bool is_ufi_fi_ops(const fi_ops *ops, size_t fclass) noexcept;
 
-// Registers a table at static-initialisation time: `UFI_REGISTER_FI_OPS(g_cq_fi_ops);`.
+// Registers a table at static-initialisation time:
+// `UFI_REGISTER_FI_OPS(g_cq_fi_ops, FI_CLASS_CQ);`.
 struct FiOpsRegistration {
-    explicit FiOpsRegistration(const fi_ops *ops) noexcept { register_fi_ops(ops); }
+    FiOpsRegistration(const fi_ops *ops, size_t fclass) noexcept { register_fi_ops(ops, fclass); }
 };
-#define UFI_REGISTER_FI_OPS(table) \
-    const ::ufi::runtime::FiOpsRegistration ufi_fi_ops_registration_##table{&(table)}
+#define UFI_REGISTER_FI_OPS(table, fclass) \
+    const ::ufi::runtime::FiOpsRegistration ufi_fi_ops_registration_##table{&(table), (fclass)}
 
 // The object behind `fid` when it is ufi's and has class `fclass`, else nullptr.
 template <typename Object, typename CStruct = typename Object::CStruct>
 Object *object_of(fid_t fid, size_t fclass) noexcept {
-    if (fid == nullptr || fid->fclass != fclass || !is_ufi_fi_ops(fid->ops)) return nullptr;
+    if (fid == nullptr || fid->fclass != fclass || !is_ufi_fi_ops(fid->ops, fclass)) return nullptr;
     return static_cast<Object *>(reinterpret_cast<CStruct *>(fid));
 }
 

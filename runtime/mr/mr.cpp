@@ -91,11 +91,7 @@ bool contains(const Segment &outer, std::uintptr_t addr, std::size_t len) {
 
 // Only an EQ bound with FI_REG_MR receives registration events.
 void post_reg_event(Domain *domain, Mr *mr, void *context) noexcept {
-    fid_eq *bound = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(domain->mutex);
-        if (domain->bound_eq_flags & FI_REG_MR) bound = domain->bound_eq;
-    }
+    fid_eq *bound = domain->reg_mr_eq.load(std::memory_order_acquire);
     if (bound == nullptr) return;
     eq::Eq *eq = eq::eq_of(bound);
     if (eq == nullptr) return;
@@ -412,11 +408,16 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
         }
     } base_hold;
     if (mr->base != nullptr) {
-        {
-            std::lock_guard<std::mutex> lock(state->mutex);  // against a concurrent fi_close(base)
-            mr->base->sub_mrs.fetch_add(1, std::memory_order_acq_rel);
-            base_hold.base = mr->base;
-        }
+        // Counted on the base unless its fi_close already won (Mr::kClosing).
+        int subs = mr->base->sub_mrs.load(std::memory_order_acquire);
+        do {
+            if (subs < 0) {
+                UFI_LOG_WARN(Subsys::Mr, "{}: base_mr is being closed", call);
+                return -FI_EINVAL;
+            }
+        } while (!mr->base->sub_mrs.compare_exchange_weak(subs, subs + 1, std::memory_order_acq_rel,
+                                                          std::memory_order_acquire));
+        base_hold.base = mr->base;
         std::lock_guard<std::mutex> lock(mr->base->mutex);  // against fi_mr_refresh(base)
         for (Segment &s : segs) {
             for (const Segment &b : mr->base->segments) {
@@ -478,7 +479,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     // The MR uses the AV until it closes (its keys, or taking them at fi_mr_enable): the
     // AV's binding count keeps fi_close(av) at -FI_EBUSY meanwhile.
     if (mr->auth_av != nullptr) av::attach_endpoint(mr->auth_av);
-    domain->add_child();
+    // (fi_close(domain) counts open MRs in the key table: no count of their own on the domain)
     Mr *m = mr.release();
     UFI_LOG_DEBUG(Subsys::Mr, "{}: {} segment(s), {} bytes, key {:#x}{}", call, m->segments.size(),
                   m->length, m->table_key,
@@ -489,27 +490,23 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
 
 int close_mr(Mr *mr) noexcept {
     MrState *state = mr->state;
-    {
-        std::lock_guard<std::mutex> lock(state->mutex);
-        const int subs = mr->sub_mrs.load(std::memory_order_acquire);
-        if (subs != 0) {
-            UFI_LOG_WARN(Subsys::Mr,
-                         "fi_close(mr key {:#x}): {} sub-MRs created from it are still open",
-                         mr->table_key, subs);
-            return -FI_EBUSY;
-        }
-        if (mr->base != nullptr) mr->base->sub_mrs.fetch_sub(1, std::memory_order_acq_rel);
+    // One exchange decides between this close and a sub-MR being made from it at once.
+    int subs = 0;
+    if (!mr->sub_mrs.compare_exchange_strong(subs, Mr::kClosing, std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+        UFI_LOG_WARN(Subsys::Mr, "fi_close(mr key {:#x}): {} sub-MRs created from it are still open",
+                     mr->table_key, subs);
+        return -FI_EBUSY;
     }
+    if (mr->base != nullptr) mr->base->sub_mrs.fetch_sub(1, std::memory_order_acq_rel);
     // No lookup finds it after this (erase waits for lookups in progress).
     if (mr->in_key_table) state->keys.erase(mr->table_key);
     for (const Mr::CounterBinding &b : mr->counters) cntr::detach_mr(b.cntr);
     if (mr->endpoint != nullptr) ep::detach_mr(mr->endpoint);
     release_held_auth_keys(mr);
     if (mr->auth_av != nullptr) av::detach_endpoint(mr->auth_av);
-    Domain *domain = mr->domain;
     mr->desc.magic = 0;
     state->pool.recycle(mr);
-    domain->remove_child();
     return 0;
 }
 

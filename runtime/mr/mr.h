@@ -70,6 +70,8 @@ struct Mr : fid_mr {
     std::atomic<bool> enabled{false};
     bool created_disabled = false;  // FI_MR_ENDPOINT, or FI_MR_RMA_EVENT with FI_RMA_EVENT
     Mr *base = nullptr;             // sub-MRs: the MR it was created from
+    // Open sub-MRs made from this one; kClosing once its fi_close went through.
+    static constexpr int kClosing = -1;
     std::atomic<int> sub_mrs{0};
     int iface = FI_HMEM_SYSTEM;
     std::uint64_t device = 0;

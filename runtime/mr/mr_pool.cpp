@@ -15,12 +15,26 @@ struct MrPool::Block {
     std::vector<Segment> segments;
 };
 
+namespace {
+
+// This thread's spare block (any pool's MRs fit it).
+struct ThreadSpare {
+    MrPool::Block *block = nullptr;
+    ~ThreadSpare();
+};
+thread_local ThreadSpare t_spare;
+
+}  // namespace
+
+ThreadSpare::~ThreadSpare() { delete block; }
+
 MrPool::~MrPool() {
     delete spare_.exchange(nullptr, std::memory_order_acquire);
 }
 
 Mr *MrPool::make() {
-    Block *b = spare_.exchange(nullptr, std::memory_order_acquire);
+    Block *b = std::exchange(t_spare.block, nullptr);
+    if (b == nullptr) b = spare_.exchange(nullptr, std::memory_order_acquire);
     if (b == nullptr) b = new Block;
     Mr *mr;
     try {
@@ -40,6 +54,10 @@ void MrPool::recycle(Mr *mr) noexcept {
     segments.clear();  // the registrations' references go now, as they did with the MR
     mr->~Mr();
     b->segments = std::move(segments);
+    if (t_spare.block == nullptr) {
+        t_spare.block = b;
+        return;
+    }
     delete spare_.exchange(b, std::memory_order_acq_rel);
 }
 

@@ -1,8 +1,10 @@
 // Storage for memory regions, recycled: a closed MR's storage and its segment list's
-// capacity are kept (one, per domain) for the next registration, so that registering and
-// closing a buffer again and again (an application's per-message fi_mr_reg, a cache hit)
-// allocates nothing. One slot exchanged atomically: thread-safe without a lock, and a burst
-// of closes frees all but one.
+// capacity are kept for the next registration, so that registering and closing a buffer again
+// and again (an application's per-message fi_mr_reg, a cache hit) allocates nothing. Each
+// thread keeps one block (the common reg/close pair on one thread takes no atomic at all;
+// blocks are the same for every domain, freed at thread exit), and each pool one more in a
+// slot exchanged atomically (a close on another thread than the registration); a burst of
+// closes frees the rest.
 #pragma once
 
 #include <atomic>
@@ -29,8 +31,9 @@ class MrPool {
         void operator()(Mr *mr) const noexcept { pool->recycle(mr); }
     };
 
+    struct Block;  // one MR's storage (mr_pool.cpp)
+
   private:
-    struct Block;
     std::atomic<Block *> spare_{nullptr};
 };
 

@@ -16,6 +16,11 @@ void destroy_state(void *state) {
     delete static_cast<MrState *>(state);
 }
 
+// Every open MR holds a key in the table (register_mr), and only open MRs do.
+size_t open_mrs(void *state) {
+    return static_cast<MrState *>(state)->keys.size();
+}
+
 }  // namespace
 
 unsigned registration_flags(const MrModePolicy &policy) noexcept {
@@ -64,6 +69,7 @@ MrState *mr_state_of(Domain *domain) noexcept {
         try {
             auto *fresh = new MrState(*domain);
             domain->mr_state.destroy = destroy_state;
+            domain->mr_state.open_objects = open_mrs;
             state.store(fresh, std::memory_order_release);
         } catch (const std::exception &) {
             return nullptr;

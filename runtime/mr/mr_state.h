@@ -34,8 +34,7 @@ struct MrState {
     std::unique_ptr<transports::RegCache> cache;
     KeyTable keys;
     MappedKeys mapped;
-    MrPool pool;       // the MRs' storage
-    std::mutex mutex;  // control path: sub-MR counts, bindings, close
+    MrPool pool;  // the MRs' storage
 };
 
 // The domain's MR state, created on first use (thread-safe); nullptr when it cannot be

@@ -64,6 +64,24 @@ TEST_F(MrMode, BasicMeansProviderKeysAndVirtualAddresses) {
     EXPECT_EQ(fi_close(&b->fid), 0);
 }
 
+// Open MRs keep fi_close(domain) at -FI_EBUSY under either kind of key (the domain counts
+// them through its key table), and it closes once they are gone (TearDown).
+TEST_F(MrMode, DomainCloseWaitsForMrsUnderEitherKind) {
+    for (int mode : {FI_MR_BASIC, FI_MR_SCALABLE}) {
+        fid_domain *d = open_domain(mode);
+        fid_mr *a = nullptr, *b = nullptr;
+        ASSERT_EQ(reg(d, buf_.data(), 1024, 5, &a), 0) << mode;
+        ASSERT_EQ(reg(d, buf_.data() + 1024, 1024, 6, &b), 0) << mode;
+        EXPECT_EQ(fi_close(&d->fid), -FI_EBUSY) << mode;
+        EXPECT_EQ(fi_close(&a->fid), 0);
+        EXPECT_EQ(fi_close(&d->fid), -FI_EBUSY) << mode << ": one left";
+        // A failed registration leaves nothing counted.
+        fid_mr *c = nullptr;
+        EXPECT_NE(reg(d, nullptr, 1024, 7, &c), 0);
+        EXPECT_EQ(fi_close(&b->fid), 0);
+    }  // TearDown closes both domains: nothing is counted open any more
+}
+
 TEST_F(MrMode, ScalableMeansUserKeysAndOffsets) {
     fid_domain *d = open_domain(FI_MR_SCALABLE);
     fid_mr *a = nullptr;
