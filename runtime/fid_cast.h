@@ -14,8 +14,8 @@
 
 namespace ufi::runtime {
 
-// Records `ops` as one of ufi's fi_ops tables, the one of objects of class `fclass`.
-// Idempotent, thread-safe; up to 64 tables.
+// Records `ops` as one of ufi's fi_ops tables, the one of objects of class `fclass` (below
+// 64, up to 4 tables a class). Idempotent, thread-safe; up to 64 tables.
 void register_fi_ops(const fi_ops *ops, size_t fclass) noexcept;
 // Whether `ops` is one of ufi's tables.
 bool is_ufi_fi_ops(const fi_ops *ops) noexcept;

@@ -50,15 +50,13 @@ bool is_ufi_fi_ops(const fi_ops *ops) noexcept {
 
 bool is_ufi_fi_ops(const fi_ops *ops, size_t fclass) noexcept {
     if (ops == nullptr) return false;
-    if (fclass >= kClasses) return is_ufi_fi_ops(ops);
+    if (fclass >= kClasses) return false;  // no ufi object has such a class
     for (const auto &slot : registry().by_class[fclass]) {
         const fi_ops *t = slot.load(std::memory_order_acquire);
         if (t == ops) return true;
         if (t == nullptr) break;
     }
-    // A table registered for another class (or beyond this class's slots) still counts as
-    // ufi's only through the full list; for the class checked here it does not.
-    return false;
+    return false;  // (a table of another class is ufi's, but not this class's)
 }
 
 }  // namespace ufi::runtime

@@ -45,6 +45,15 @@ TEST(FidCast, UfiObjectsAreFound) {
     EXPECT_NE(ufi::runtime::cq::cq_of(cq), nullptr);
     EXPECT_TRUE(ufi::runtime::is_ufi_fi_ops(cq->fid.ops));
     EXPECT_EQ(ufi::runtime::cntr::cntr_of(&cq->fid), nullptr) << "wrong class";
+    EXPECT_TRUE(ufi::runtime::is_ufi_fi_ops(cq->fid.ops, FI_CLASS_CQ));
+    // A ufi table under another class's label is not that class's: a CQ's ops in a handle
+    // that claims to be a counter are refused even though the table is ufi's.
+    EXPECT_FALSE(ufi::runtime::is_ufi_fi_ops(cq->fid.ops, FI_CLASS_CNTR));
+    fid_cntr disguised{};
+    disguised.fid.fclass = FI_CLASS_CNTR;
+    disguised.fid.ops = cq->fid.ops;
+    EXPECT_EQ(ufi::runtime::cntr::cntr_of(&disguised), nullptr);
+    EXPECT_FALSE(ufi::runtime::is_ufi_fi_ops(cq->fid.ops, 1000)) << "a class beyond the index";
     EXPECT_EQ(fi_close(&cq->fid), 0);
     EXPECT_EQ(fi_close(&domain->fid), 0);
     EXPECT_EQ(fi_close(&fabric->fid), 0);
