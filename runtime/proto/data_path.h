@@ -279,7 +279,16 @@ class DataPath {
     // Whether message `id` (data, length) from peer index `src` is handled now: true when that
     // peer is connected. From an admitted peer still connecting, it is held (Peer::held) and
     // handled at set_connected(); from anyone else, dropped and counted.
-    bool from_connected(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept;
+    // Inline: every arriving message asks, and the answer is almost always "connected".
+    bool from_connected(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept {
+        if (src < peers_.size() && peers_[src]->state == PeerState::kConnected) [[likely]]
+            return true;
+        hold_or_drop(src, id, data, length);
+        return false;
+    }
+    // from_connected's slow side: holds the message of an admitted peer still connecting,
+    // drops and counts anyone else's.
+    void hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept;
     // Runs the handler of message `id`; false for an id without one.
     bool deliver(uint8_t id, const uint8_t *data, size_t length) noexcept;
     void mark_busy(Peer &p);

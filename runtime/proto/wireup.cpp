@@ -669,16 +669,15 @@ void DataPath::set_connected(Peer &p) {
     }
 }
 
-bool DataPath::from_connected(uint32_t src, uint8_t id, const uint8_t *data,
-                              size_t length) noexcept {
+void DataPath::hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data,
+                            size_t length) noexcept {
     if (src < peers_.size()) {
         Peer &p = *peers_[src];
-        if (p.state == PeerState::kConnected) return true;
         if (p.admitted && p.state == PeerState::kConnecting) {
             try {
                 p.held.push_back(Peer::HeldMsg{id, std::vector<uint8_t>(data, data + length)});
                 ++stats_.held_early;
-                return false;
+                return;
             } catch (const std::bad_alloc &) {
                 UFI_LOG_WARN(Subsys::EpData, "out of memory: a message from {} that came before the connection is dropped",
                              address::describe(p.address));
@@ -686,7 +685,6 @@ bool DataPath::from_connected(uint32_t src, uint8_t id, const uint8_t *data,
         }
     }
     ++stats_.dropped_unknown_src;
-    return false;
 }
 
 }  // namespace ufi::runtime::proto
