@@ -169,7 +169,7 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
 void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access,
                          std::uint64_t bytes) noexcept {
     MrState *state = mr_state_of(domain);
-    if (state == nullptr) return;
+    if (state == nullptr || !state->counters_bound.load(std::memory_order_acquire)) return;
     state->keys.visit(key, [&](Mr *mr) {
         if (mr == nullptr || (mr->counted_access.load(std::memory_order_acquire) & access) == 0) {
             return 0;

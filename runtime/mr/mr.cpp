@@ -548,6 +548,7 @@ int bind_mr(Mr *mr, fid_t bfid, std::uint64_t flags) {
                     "a counter");
                 return -FI_EINVAL;
             }
+            mr->state->counters_bound.store(true, std::memory_order_release);
             mr->counted_access.fetch_or(flags, std::memory_order_release);
             for (Mr::CounterBinding &b : mr->counters) {
                 if (b.cntr == c) {

@@ -12,6 +12,7 @@
 #include "transports/memory/memory_domains.h"
 #include "transports/memory/reg_cache.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,9 @@ struct MrState {
     KeyTable keys;
     MappedKeys mapped;
     MrPool pool;  // the MRs' storage
+    // Set for good by the first fi_mr_bind of a counter to one of the domain's MRs: until
+    // then a peer's access has no MR counter to find, and the target skips the key lookup.
+    std::atomic<bool> counters_bound{false};
 };
 
 // The domain's MR state, created on first use (thread-safe); nullptr when it cannot be

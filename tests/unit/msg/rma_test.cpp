@@ -411,6 +411,52 @@ TEST_F(RmaTest, CountersCountReadsWritesAndErrors) {
     EXPECT_EQ(fi_close(&writes->fid), 0);
 }
 
+// A counter bound to an MR that peers already wrote counts the writes after the binding, by
+// active messages and by zero copy alike (the target looks MRs' counters up only once some MR
+// of the domain has one: the first binding must switch that on).
+TEST_F(RmaTest, CounterBoundToAnMrInUseCountsTheWritesAfterIt) {
+    std::vector<uint8_t> target(400000, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    const uint64_t key = fi_mr_key(mr);
+    const auto out = pattern(300000, 5);
+    int ctx = 0;
+    const auto write_each_size = [&](uint8_t salt) {
+        for (size_t n : {size_t(8), out.size()}) {
+            SCOPED_TRACE("size " + std::to_string(n));
+            std::vector<uint8_t> data = pattern(n, salt);
+            ASSERT_EQ(retry([&] {
+                          return fi_write(a_.ep, data.data(), n, nullptr, a_to_b_,
+                                          addr(target.data(), target.data()), key, &ctx);
+                      }),
+                      0);
+            expect_done(&ctx, FI_RMA | FI_WRITE);
+            ASSERT_TRUE(same(target.data(), data.data(), n));
+        }
+    };
+    write_each_size(1);
+    fi_cntr_attr attr{};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *writes = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &writes, nullptr), 0);
+    ASSERT_EQ(fi_mr_bind(mr, &writes->fid, FI_REMOTE_WRITE), 0);
+    write_each_size(2);
+    // The write is acknowledged after the target counted it.
+    EXPECT_EQ(fi_cntr_read(writes), 2u) << "the writes after the binding, and only those";
+    std::vector<uint8_t> back(64);
+    ASSERT_EQ(retry([&] {
+                  return fi_read(a_.ep, back.data(), back.size(), nullptr, a_to_b_,
+                                 addr(target.data(), target.data()), key, &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    progress_all();
+    EXPECT_EQ(fi_cntr_read(writes), 2u) << "a read is not a write";
+    for (fid_mr *m : mrs_) EXPECT_EQ(fi_close(&m->fid), 0);
+    mrs_.clear();
+    EXPECT_EQ(fi_close(&writes->fid), 0);
+}
+
 // FI_RMA_EVENT with FI_MR_RMA_EVENT: the target counts peers' accesses on counters bound to
 // its endpoint and to the MR (which starts disabled until fi_mr_enable).
 class RmaEventTest : public RmaTest {
