@@ -67,11 +67,15 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     offer.rma_iov_limit = rma_iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : rma_iov;
     const transports::address::NamePlan names = transports::address::plan_names(chosen);
     // Every domain's addresses also hold a host and port (fi_getinfo's default source,
-    // fi_av_insertsvc): one tcp record (transports/address_svc.h).
+    // fi_av_insertsvc): one tcp record (transports/address_svc.h). And every domain whose
+    // names fit FI_NAME_MAX takes all of it: processes that chose different transports
+    // (UFI_TLS, UFI_NET_DEVICES) then still read each other's addresses, packed at one
+    // length, and meet on a transport both have.
     namespace address = transports::address;
-    offer.addr_len = std::max(names.size, address::padded_size(address::record_overhead("tcp") +
-                                                               address::kTcpDeviceAddressMax +
-                                                               address::kTcpIfaceAddressLen));
+    offer.addr_len = std::max({names.size, address::kNameBudget,
+                               address::padded_size(address::record_overhead("tcp") +
+                                                    address::kTcpDeviceAddressMax +
+                                                    address::kTcpIfaceAddressLen)});
     offer.name_tls = names.tls;
     if (names.over_budget()) {
         UFI_LOG_INFO(log::Subsys::Core,

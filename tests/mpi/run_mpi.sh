@@ -11,6 +11,8 @@
 #   osc_rdma                 one-sided through the OFI BTL on ufi and osc rdma
 #   osc_pt2pt                one-sided through osc pt2pt over the MTL
 #   selection                also check that Open MPI's MTL picked provider ufi on domain lo
+#   mixed                    the last rank alone on UFI_TLS=tcp,self (the others as SETTING
+#                            says): ranks that chose different transports still meet
 # Bounded by MPI_TEST_TIMEOUT seconds (default 240). On failure the whole output is printed:
 # the failing MPI call (tests/mpi/mpi_check.h) and ufi's warnings (FI_LOG_LEVEL=warn) for it.
 set -u
@@ -23,18 +25,21 @@ if ! command -v mpirun >/dev/null; then
   exit 1
 fi
 
-args=(--allow-run-as-root --oversubscribe --bind-to none -np "$np"
-      -x LD_LIBRARY_PATH="$compat${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-      -x UFI_NET_DEVICES=lo -x FI_LOG_LEVEL=warn
+# Environment for every rank (repeated per app context where the ranks differ: mixed).
+envs=(-x LD_LIBRARY_PATH="$compat${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      -x UFI_NET_DEVICES=lo -x FI_LOG_LEVEL=warn)
+args=(--allow-run-as-root --oversubscribe --bind-to none
       --mca pml cm --mca mtl ofi
       # Open MPI's own out-of-band traffic stays on loopback too.
       --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo)
 check_selection=0
+mixed=0
 IFS=, read -r -a parts <<<"$setting"
 for p in "${parts[@]}"; do
   case "$p" in
     shm) ;;
-    tcp) args+=(-x UFI_TLS=tcp,self) ;;
+    tcp) envs+=(-x UFI_TLS=tcp,self) ;;
+    mixed) mixed=1 ;;
     tag_1) args+=(--mca mtl_ofi_tag_mode ofi_tag_1) ;;
     tag_2) args+=(--mca mtl_ofi_tag_mode ofi_tag_2) ;;
     tag_full) args+=(--mca mtl_ofi_tag_mode ofi_tag_full) ;;
@@ -47,8 +52,14 @@ done
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-echo "+ mpirun ${args[*]} $*"
-timeout -k 10 "$limit" mpirun "${args[@]}" "$@" >"$out" 2>&1
+if [ $mixed -eq 1 ]; then
+  [ "$np" -ge 2 ] || { echo "mixed needs 2 ranks or more" >&2; exit 2; }
+  cmd=("${args[@]}" -np $((np - 1)) "${envs[@]}" "$@" : -np 1 "${envs[@]}" -x UFI_TLS=tcp,self "$@")
+else
+  cmd=("${args[@]}" -np "$np" "${envs[@]}" "$@")
+fi
+echo "+ mpirun ${cmd[*]}"
+timeout -k 10 "$limit" mpirun "${cmd[@]}" >"$out" 2>&1
 rc=$?
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
   echo "TIMEOUT after ${limit}s"

@@ -60,6 +60,18 @@ TEST(Offers, TcpOnlyHasTcpLimits) {
     EXPECT_EQ(offers[0].inject_size, 8192 - kEagerShortOverhead);
 }
 
+// Processes that chose different transports exchange addresses packed at one length (Open
+// MPI's ranks hand fi_av_insert count x addrlen bytes): every domain whose names fit
+// FI_NAME_MAX uses all 64 bytes, a tcp-only domain as much as one with shared memory too.
+TEST(Offers, NamesThatFitTakeFiNameMaxWhateverTheTransports) {
+    const auto res = tt::this_machine_resources();
+    for (const char *tls : {"all", "tcp", "tcp,self", "posix,self", "shm", "posix,cma,self,tcp"}) {
+        for (const auto &o : offers_for(res, tls)) {
+            EXPECT_EQ(o.addr_len, 64u) << "UFI_TLS=" << tls << ", domain " << o.name;
+        }
+    }
+}
+
 TEST(Offers, InfinibandNodeFirstOfferIsRdma) {
     const auto res = tt::ib_node_resources();
     const auto offers = offers_for(res, "all");
