@@ -3,6 +3,8 @@
 // target's 8-byte MR keys, or handles fi_mr_map_raw returned (their bundle names the key).
 #include "api/ep_data.h"
 
+#include "runtime/proto/fast_path.h"
+
 #include "runtime/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mapped_keys.h"
@@ -125,10 +127,22 @@ ssize_t rma_writemsg(fid_ep *ep, const fi_msg_rma *msg, uint64_t flags) {
     return rma_msg<kLocked>(ep, SendOp::kWrite, msg, flags);
 }
 
+// fi_inject_write and fi_inject_writedata: straight to the data path's inline short write.
+template <bool kLocked>
+ssize_t inject_one(fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, uint64_t addr,
+                   uint64_t key, uint64_t flags, uint64_t data) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    uint64_t target = 0;
+    if (!target_key(*ep_of(fep), key, target)) return -FI_EINVAL;
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.inject_write(buf, len, dest, target, addr, flags, data);
+    });
+}
+
 template <bool kLocked>
 ssize_t rma_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t addr,
                    uint64_t key) {
-    return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr, FI_INJECT, 0);
+    return inject_one<kLocked>(ep, buf, len, dest, addr, key, FI_INJECT, 0);
 }
 
 template <bool kLocked>
@@ -141,8 +155,7 @@ ssize_t rma_writedata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t 
 template <bool kLocked>
 ssize_t rma_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
                        uint64_t addr, uint64_t key) {
-    return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, nullptr,
-                   FI_INJECT | FI_REMOTE_CQ_DATA, data);
+    return inject_one<kLocked>(ep, buf, len, dest, addr, key, FI_INJECT | FI_REMOTE_CQ_DATA, data);
 }
 
 }  // namespace

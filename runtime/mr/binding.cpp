@@ -121,7 +121,12 @@ bool peer_authorized(const Mr &mr, const PeerAuth &auth) {
 KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t addr, std::size_t len,
                              std::uint64_t access, bool consume, RemoteTarget *out,
                              const PeerAuth *auth) noexcept {
-    MrState *state = mr_state_of(domain);
+    return check_remote_access(mr_state_of(domain), key, addr, len, access, consume, out, auth);
+}
+
+KeyCheck check_remote_access(MrState *state, std::uint64_t key, std::uint64_t addr, std::size_t len,
+                             std::uint64_t access, bool consume, RemoteTarget *out,
+                             const PeerAuth *auth) noexcept {
     if (state == nullptr) return KeyCheck::UnknownKey;
     return state->keys.visit(key, [&](Mr *mr) {
         // A local-only region is in the table for its key's sake only: peers never reach it.
@@ -168,7 +173,11 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
 
 void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access,
                          std::uint64_t bytes) noexcept {
-    MrState *state = mr_state_of(domain);
+    count_remote_access(mr_state_of(domain), key, access, bytes);
+}
+
+void count_remote_access(MrState *state, std::uint64_t key, std::uint64_t access,
+                         std::uint64_t bytes) noexcept {
     if (state == nullptr || !state->counters_bound.load(std::memory_order_acquire)) return;
     state->keys.visit(key, [&](Mr *mr) {
         if (mr == nullptr || (mr->counted_access.load(std::memory_order_acquire) & access) == 0) {

@@ -101,6 +101,15 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
 void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access,
                          std::uint64_t bytes) noexcept;
 
+// The same two on the domain's MR state (mr_state_of, mr_state.h), for a caller that looked
+// it up once (the data path, per access); `state` may be nullptr (no state: no key).
+struct MrState;
+KeyCheck check_remote_access(MrState *state, std::uint64_t key, std::uint64_t addr, std::size_t len,
+                             std::uint64_t access, bool consume, RemoteTarget *out,
+                             const PeerAuth *auth = nullptr) noexcept;
+void count_remote_access(MrState *state, std::uint64_t key, std::uint64_t access,
+                         std::uint64_t bytes) noexcept;
+
 // The reply to a peer's key request for `key`: the MR's packed bundle (the same bytes as its
 // raw key). 0, -FI_EKEYREJECTED (no such key, or a used single-use key), -FI_EACCES
 // (disabled), -FI_ENOMEM.

@@ -83,6 +83,7 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             {wire::kAmRmaAck, &DataPath::am_rma_ack},
             {wire::kAmAtomic, &DataPath::am_atomic},
             {wire::kAmAtomicResp, &DataPath::am_atomic_resp},
+            {wire::kAmRmaWriteShort, &DataPath::am_rma_write_short},
         };
         for (const Handler &h : handlers) {
             const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
@@ -250,6 +251,7 @@ bool DataPath::deliver(uint8_t id, const uint8_t *d, size_t length) noexcept {
         case wire::kAmRmaAck: handle_rma_ack(d, length); return true;
         case wire::kAmAtomic: handle_atomic(d, length); return true;
         case wire::kAmAtomicResp: handle_atomic_resp(d, length); return true;
+        case wire::kAmRmaWriteShort: handle_rma_write_short(d, length); return true;
         default: return false;
     }
 }

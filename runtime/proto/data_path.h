@@ -36,6 +36,9 @@ class Av;
 namespace cq {
 class Cq;
 }
+namespace mr {
+struct MrState;
+}
 namespace cntr {
 class Cntr;
 }
@@ -162,6 +165,11 @@ class DataPath {
     // to local.total). `flags`: FI_COMPLETION, FI_INJECT (the data is copied at the call, no
     // completion), FI_REMOTE_CQ_DATA (`data` for the target's CQ). 0, -FI_EAGAIN, -FI_EINVAL,
     // -FI_EMSGSIZE, or the peer's error. Access errors come back as error completions.
+    // fi_inject_write / fi_inject_writedata (flags FI_INJECT, and FI_REMOTE_CQ_DATA with
+    // `data`): one buffer, one target range. Short ones to a connected peer go from here
+    // (fast_path.h); the rest as rma() does them.
+    ssize_t inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key, uint64_t addr,
+                         uint64_t flags, uint64_t data) noexcept;
     ssize_t rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
                 fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept;
     // fi_atomic* (kind kWrite), fi_fetch_atomic* (kFetch), fi_compare_atomic* (kCompare) in
@@ -443,7 +451,27 @@ class DataPath {
     // Peer p must hold each MR's authorization key.
     int rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                    uint64_t access, bool first, IovList &out) noexcept;
+    // rma_target for one target range, the common case, without the walk.
+    int rma_target_one(const Peer &p, const wire::RmaSeg &s, uint64_t access,
+                       IovList &out) noexcept;
     void handle_rma_write(const uint8_t *data, size_t length) noexcept;
+    void handle_rma_write_short(const uint8_t *data, size_t length) noexcept;
+    // Whether a write of `len` bytes (with remote CQ data or not) to one target range goes
+    // to p as one RMA_WRITE_SHORT (fast_path.h).
+    bool fits_write_short(const Peer &p, size_t len, bool has_data) const noexcept;
+    // Sends it (the caller checked fits_write_short); `id` comes back in RMA_ACK.
+    transports::Status send_write_short(Peer &p, uint64_t id, const wire::RmaSeg &seg,
+                                        const IovList &local, uint32_t flags,
+                                        uint64_t data) noexcept;
+    // An RMA_WRITE_SHORT staged in `staged` (`n` bytes, headers first) to p's lane.
+    transports::Status send_staged_write(Peer &p, const uint8_t *staged, size_t n) noexcept;
+    // An injected short write of [buf, +len) to a connected peer with nothing queued, sent at
+    // once with no request record (Peer::untracked_writes counts it): true when it went
+    // (fast_path.h).
+    bool write_untracked(Peer &p, const void *buf, size_t len, uint64_t key, uint64_t addr,
+                         uint64_t flags, uint64_t data) noexcept;
+    // RMA_ACK of such a write (or the peer failed): its counter, its error completion.
+    void finish_untracked_write(Peer &p, uint64_t len, int error) noexcept;
     void handle_rma_read_req(const uint8_t *data, size_t length) noexcept;
     void handle_rma_read_resp(const uint8_t *data, size_t length) noexcept;
     void handle_rma_ack(const uint8_t *data, size_t length) noexcept;
@@ -511,6 +539,7 @@ class DataPath {
     static ucs_status_t am_rma_ack(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_atomic(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_atomic_resp(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rma_write_short(void *arg, void *data, size_t length, unsigned flags);
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;
@@ -518,6 +547,10 @@ class DataPath {
     size_t tx_size_;
     size_t rx_size_;
     size_t tx_outstanding_ = 0;
+    // The domain's MR state, looked up at the first peer access (rma_keys()): the target's
+    // key checks and counting use it without finding it per access.
+    mr::MrState *mr_state_ = nullptr;
+    mr::MrState *rma_keys() noexcept;
     size_t rx_posted_ = 0;
     bool directed_msg_;       // receives match their source (FI_DIRECTED_RECV)
     bool directed_tagged_;    // tagged ones do (also FI_TAGGED_DIRECTED_RECV)

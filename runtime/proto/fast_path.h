@@ -86,6 +86,79 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
     return send(iov, dest, context, flags, tag, data, tagged, inject);
 }
 
+// The largest RMA_WRITE_SHORT staged on the stack (headers included): above every
+// shared-memory short limit; tcp's larger one takes writes up to it.
+inline constexpr size_t kStagedWriteShort = 256;
+
+// RMA_WRITE_SHORT's headers staged in `out` (wire::RmaShortHdr, the CQ data when flags have
+// it); returns where the payload goes.
+inline size_t stage_write_short(uint8_t *out, uint32_t remote_idx, uint32_t flags, uint64_t id,
+                                uint64_t key, uint64_t addr, uint64_t data) noexcept {
+    const wire::RmaShortHdr h{remote_idx, flags, id, key, addr};
+    std::memcpy(out, &h, sizeof h);
+    if (!(flags & wire::kRmaHasData)) return sizeof h;
+    std::memcpy(out + sizeof h, &data, sizeof data);
+    return sizeof h + sizeof data;
+}
+
+inline bool DataPath::fits_write_short(const Peer &p, size_t len, bool has_data) const noexcept {
+    const size_t n = sizeof(wire::RmaShortHdr) + (has_data ? sizeof(uint64_t) : 0) + len;
+    return n <= kStagedWriteShort && n <= p.lane.max_short();
+}
+
+inline transports::Status DataPath::send_staged_write(Peer &p, const uint8_t *staged,
+                                                      size_t n) noexcept {
+    // UCT's 8-byte short header is the header's first word (src, flags).
+    uint64_t head;
+    std::memcpy(&head, staged, sizeof head);
+    return p.lane.send_short(wire::kAmRmaWriteShort, head, staged + sizeof head,
+                             static_cast<unsigned>(n - sizeof head));
+}
+
+inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint64_t key,
+                                      uint64_t addr, uint64_t flags, uint64_t data) noexcept {
+    const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
+    // Whatever would make push() hold it or take another protocol goes the record's way: a
+    // peer not connected or with sends queued, a fence, an ordered endpoint with an
+    // operation in flight, the zero-copy size, a write too large for one short message.
+    if (p.state != PeerState::kConnected || !p.queue.empty() || tx_outstanding_ >= tx_size_ ||
+        (flags & FI_FENCE) || (cfg_.ordered && p.handed_off > 0) ||
+        (len != 0 && len >= p.rndv_thresh) || !fits_write_short(p, len, has_data)) {
+        return false;
+    }
+    uint8_t staged[kStagedWriteShort];
+    size_t n = stage_write_short(staged, p.remote_idx, has_data ? uint32_t{wire::kRmaHasData} : 0u,
+                                 wire::kRmaUntracked | len, key, addr, data);
+    copy_bytes(staged + n, buf, len);
+    n += len;
+    // Counted before it goes: over `self` the acknowledgement arrives inside the call. A
+    // fence or an ordered operation behind it waits for it like for any write handed off.
+    ++tx_outstanding_;
+    ++p.handed_off;
+    ++p.rma_handed_off;
+    ++p.untracked_writes;
+    if (send_staged_write(p, staged, n) == transports::kOk) [[likely]]
+        return true;
+    --tx_outstanding_;
+    --p.handed_off;
+    --p.rma_handed_off;
+    --p.untracked_writes;
+    return false;  // no room (it queues) or a failed lane (fails the peer): the record's path
+}
+
+inline ssize_t DataPath::inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key,
+                                      uint64_t addr, uint64_t flags, uint64_t data) noexcept {
+    Peer *p = peer_for_addr(dest);
+    if (p != nullptr && len <= cfg_.inject_msg_size &&
+        write_untracked(*p, buf, len, key, addr, flags, data)) {
+        return 0;
+    }
+    IovList local;
+    local.set(buf, len);
+    const wire::RmaSeg seg{key, addr, len};
+    return rma(SendOp::kWrite, local, &seg, 1, dest, nullptr, flags, data);
+}
+
 inline void DataPath::fill_recv(RecvReq *r, uint32_t from, void *context, uint64_t flags,
                                 uint64_t tag, uint64_t ignore, bool tagged) noexcept {
     r->tagged = tagged;

@@ -67,6 +67,9 @@ struct Peer {
     // a fenced operation waits until none does.
     uint32_t handed_off = 0;
     uint32_t rma_handed_off = 0;  // of them, RMA and atomics
+    // Of those, injected short writes that went with no request record (write_short): the
+    // peer's RMA_ACK (wire::kRmaUntracked) finishes them by count.
+    uint32_t untracked_writes = 0;
     uint64_t next_msg_id = 0;
 
     // The multi-fragment message arriving from this peer now (one at a time: a sender sends

@@ -17,7 +17,9 @@
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
 #include "runtime/mr/binding.h"
+#include "runtime/mr/mr_state.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
 
@@ -129,6 +131,15 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
     }
     if (local.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
     if ((flags & FI_INJECT) && (!write || local.total > cfg_.inject_msg_size)) return -FI_EMSGSIZE;
+    if (write && nsegs == 1 && local.count <= 1 && (flags & FI_INJECT)) {
+        // The common small put (shmem_p, a window's word): no record (fi_inject_write comes
+        // straight to inject_write; fi_writemsg with FI_INJECT and the like come here).
+        Peer *to = peer_for_addr(dest);
+        if (to != nullptr && write_untracked(*to, local.count == 1 ? local.v[0].base : nullptr,
+                                             local.total, segs[0].key, segs[0].addr, flags, data)) {
+            return 0;
+        }
+    }
     Peer *p = nullptr;
     ssize_t rc = 0;
     SendReq *r = new_op(dest, p, rc);
@@ -166,6 +177,36 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
     r->rma_data = data;
     r->rma_received = 0;
     return submit(*p, r);
+}
+
+tx::Status DataPath::send_write_short(Peer &p, uint64_t id, const wire::RmaSeg &seg,
+                                      const IovList &local, uint32_t flags,
+                                      uint64_t data) noexcept {
+    uint8_t staged[kStagedWriteShort];
+    size_t n = stage_write_short(staged, p.remote_idx, flags, id, seg.key, seg.addr, data);
+    local.copy_out(0, staged + n, local.total);
+    n += local.total;
+    return send_staged_write(p, staged, n);
+}
+
+void DataPath::finish_untracked_write(Peer &p, uint64_t len, int error) noexcept {
+    --p.untracked_writes;
+    --p.handed_off;
+    --p.rma_handed_off;
+    --tx_outstanding_;
+    if (error != 0 && cfg_.tx_cq != nullptr) {  // injected: only an error is reported
+        Completion c{};
+        c.cq = cfg_.tx_cq;
+        c.flags = FI_RMA | FI_WRITE;
+        c.len = len;
+        c.src = FI_ADDR_NOTAVAIL;
+        c.err = -error;
+        write_completion(c);
+    }
+    if (cfg_.write_cntr != nullptr) {
+        if (error == 0) cntr::on_completion(cfg_.write_cntr, len);
+        else cntr::on_error(cfg_.write_cntr);
+    }
 }
 
 SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
@@ -229,6 +270,19 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
             return r.done ? tx::kOk : kHandedOff;
         }
         s = tx::kOk;  // no zero copy to this peer: active messages
+    }
+    if (r.op == SendOp::kWrite && !r.started && r.rma.size() == 1 &&
+        fits_write_short(p, total, (r.rma_flags & wire::kRmaHasData) != 0)) {
+        r.started = true;
+        r.offset = total;
+        s = send_write_short(p, r.rndv_slot, r.rma[0], r.iov, r.rma_flags, r.rma_data);
+        r.announcing = false;
+        if (s != tx::kOk) {
+            r.started = false;
+            r.offset = 0;
+            return s;
+        }
+        return r.done ? tx::kOk : kHandedOff;
     }
     const wire::RmaHdr base{p.remote_idx,
                             r.rma_flags,
@@ -308,6 +362,15 @@ void DataPath::handle_rma_ack(const uint8_t *data, size_t length) noexcept {
     }
     std::memcpy(&a, data, sizeof a);
     if (!from_connected(a.src, wire::kAmRmaAck, data, length)) return;
+    if (a.id & wire::kRmaUntracked) {
+        Peer &p = *peers_[a.src];
+        if (p.untracked_writes == 0) {  // none of ours is waiting: not an answer to us
+            ++stats_.dropped_malformed;
+            return;
+        }
+        finish_untracked_write(p, a.id & ~wire::kRmaUntracked, wire_status(a.status));
+        return;
+    }
     SendReq *r = send_by_id(a.id, a.src);
     if (r == nullptr || r->op != SendOp::kWrite || !r->started || r->offset != r->iov.total) {
         ++stats_.dropped_malformed;
@@ -382,7 +445,7 @@ int DataPath::rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, 
         do {
             mr::RemoteTarget t;
             const mr::KeyCheck c =
-                mr::check_remote_access(cfg_.domain, s.key, s.addr + done, s.len - done, access,
+                mr::check_remote_access(rma_keys(), s.key, s.addr + done, s.len - done, access,
                                         !repeated && done == 0, &t, &auth);
             if (c != mr::KeyCheck::Ok && !(c == mr::KeyCheck::Consumed && (repeated || done != 0))) {
                 UFI_LOG_DEBUG(Subsys::EpData, "RMA refused: key {:#x} [{:#x}, +{}): {}", s.key,
@@ -406,6 +469,36 @@ int DataPath::rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, 
     if (sum != total) return -FI_EINVAL;
     out.total = sum;
     return 0;
+}
+
+mr::MrState *DataPath::rma_keys() noexcept {
+    if (mr_state_ == nullptr) mr_state_ = mr::mr_state_of(cfg_.domain);
+    return mr_state_;
+}
+
+int DataPath::rma_target_one(const Peer &p, const wire::RmaSeg &s, uint64_t access,
+                             IovList &out) noexcept {
+    mr::PeerAuth auth;
+    auth.key = cfg_.auth_key.data();
+    auth.key_len = cfg_.auth_key.size();
+    auth.key_handle = p.key_handle;
+    mr::RemoteTarget t;
+    const mr::KeyCheck c =
+        mr::check_remote_access(rma_keys(), s.key, s.addr, s.len, access, true, &t, &auth);
+    if (c != mr::KeyCheck::Ok) {
+        UFI_LOG_DEBUG(Subsys::EpData, "RMA refused: key {:#x} [{:#x}, +{}): {}", s.key, s.addr,
+                      s.len, mr::key_check_name(c));
+        return mr::key_check_errno(c);
+    }
+    if (t.contiguous >= s.len) {
+        out.v[0] = {reinterpret_cast<uint8_t *>(t.local_addr), s.len};
+        out.count = s.len != 0 ? 1 : 0;
+        out.total = s.len;
+        return 0;
+    }
+    // Across buffers of an MR registered from several: the general walk (not `first`: the
+    // check above used a single-use key up already).
+    return rma_target(p, &s, 1, s.len, access, false, out);
 }
 
 void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
@@ -451,14 +544,49 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
     send_ack(p, wire::kAmRmaAck, v.h.id, status);
 }
 
+void DataPath::handle_rma_write_short(const uint8_t *data, size_t length) noexcept {
+    wire::RmaShortHdr h;
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    std::memcpy(&h, data, sizeof h);
+    const bool has_data = (h.flags & wire::kRmaHasData) != 0;
+    const size_t at = sizeof h + (has_data ? sizeof(uint64_t) : 0);
+    const size_t len = length >= at ? length - at : 0;
+    if (length < at || (h.flags & ~uint32_t{wire::kRmaHasData}) != 0 || h.id == 0 ||
+        ((h.id & wire::kRmaUntracked) && (h.id & ~wire::kRmaUntracked) != len)) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (!from_connected(h.src, wire::kAmRmaWriteShort, data, length)) return;
+    Peer &p = *peers_[h.src];
+    uint64_t cq_data = 0;
+    if (has_data) std::memcpy(&cq_data, data + sizeof h, sizeof cq_data);
+    const wire::RmaSeg seg{h.key, h.addr, len};
+    IovList where;
+    const int status = rma_target_one(p, seg, FI_REMOTE_WRITE, where);
+    if (status == 0) {
+        where.copy_in(0, data + at, len);
+        target_write_done(p, &seg, 1, len, h.flags, cq_data);
+    } else {
+        ++stats_.rma_refused;
+    }
+    send_ack(p, wire::kAmRmaAck, h.id, status);
+}
+
 void DataPath::count_remote(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                             uint64_t access) noexcept {
     // One access, one count per counter: a fetching atomic is a read and a write, and a
     // counter bound for both counts it once.
-    for (size_t i = 0; i < nsegs; ++i) {
-        bool seen = false;  // an MR named by several segments counts the access once
-        for (size_t j = 0; j < i && !seen; ++j) seen = segs[j].key == segs[i].key;
-        if (!seen) mr::count_remote_access(cfg_.domain, segs[i].key, access, segs[i].len);
+    mr::MrState *keys = rma_keys();
+    // (Until some MR of the domain has a counter bound, there is nothing to look up.)
+    if (keys != nullptr && keys->counters_bound.load(std::memory_order_acquire)) {
+        for (size_t i = 0; i < nsegs; ++i) {
+            bool seen = false;  // an MR named by several segments counts the access once
+            for (size_t j = 0; j < i && !seen; ++j) seen = segs[j].key == segs[i].key;
+            if (!seen) mr::count_remote_access(keys, segs[i].key, access, segs[i].len);
+        }
     }
     cntr::Cntr *w = (access & FI_REMOTE_WRITE) ? cfg_.rem_write_cntr : nullptr;
     cntr::Cntr *r = (access & FI_REMOTE_READ) ? cfg_.rem_read_cntr : nullptr;
@@ -720,6 +848,11 @@ ucs_status_t DataPath::am_rma_read_req(void *arg, void *data, size_t length, uns
 }
 ucs_status_t DataPath::am_rma_read_resp(void *arg, void *data, size_t length, unsigned) {
     static_cast<DataPath *>(arg)->handle_rma_read_resp(static_cast<const uint8_t *>(data), length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rma_write_short(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rma_write_short(static_cast<const uint8_t *>(data),
+                                                         length);
     return UCS_OK;
 }
 ucs_status_t DataPath::am_rma_ack(void *arg, void *data, size_t length, unsigned) {

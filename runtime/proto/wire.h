@@ -42,6 +42,10 @@
 //   RMA_WRITE      RmaHdr RmaSeg[segments] payload: one fragment of a write, the bytes at
 //                  `offset` of the concatenated target segments; every fragment names them
 //                  all, so each is validated alone. The last one is answered by RMA_ACK.
+//   RMA_WRITE_SHORT  RmaShortHdr [u64 cq data] payload: a write to one target range that fits
+//                  one short active message (UCT's 8-byte header is src and flags); answered
+//                  by RMA_ACK like RMA_WRITE. Its id may be kRmaUntracked | length: an
+//                  injected write the initiator keeps no record of (it counts them per peer).
 //   RMA_READ_REQ   RmaHdr RmaSeg[segments] (offset 0, no payload)
 //   RMA_READ_RESP  RmaRespHdr payload: the bytes at `offset`; status < 0 ends the read
 //   RMA_ACK        AckHdr (id: the initiator's) with the write's status
@@ -57,8 +61,9 @@
 namespace ufi::runtime::proto::wire {
 
 // Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
-// P2P section, WIREUP_ACK). Version 3: RMA. A peer of another version is refused at wireup.
-inline constexpr uint8_t kProtocolVersion = 3;
+// P2P section, WIREUP_ACK). Version 3: RMA. Version 4: RMA_WRITE_SHORT. A peer of another
+// version is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 4;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -77,6 +82,8 @@ enum AmId : uint8_t {
     kAmRmaAck = 13,
     kAmAtomic = 14,
     kAmAtomicResp = 15,
+    kAmRmaWriteShort = 16,
+    kAmLast = kAmRmaWriteShort,  // (the highest id with a handler)
 };
 
 // ---- Wireup ------------------------------------------------------------------------------
@@ -245,6 +252,21 @@ struct RmaHdr {
     uint32_t reserved;
 };
 static_assert(sizeof(RmaHdr) == 48);
+
+// RMA_WRITE_SHORT: one target range, the payload's length. 32 bytes, so an 8-byte write is
+// one 40-byte short message (RMA_WRITE's headers alone are 72).
+struct RmaShortHdr {
+    uint32_t src;    // the receiver's index for the sender
+    uint32_t flags;  // kRmaHasData only
+    uint64_t id;     // echoed in RMA_ACK
+    uint64_t key;    // the target's MR key
+    uint64_t addr;   // virtual address (FI_MR_VIRT_ADDR at the target) or offset
+};
+static_assert(sizeof(RmaShortHdr) == 32);
+
+// An RMA_ACK id with this bit names no request record: an injected short write, whose length
+// is the id's low bits (for the error completion and the counter).
+inline constexpr uint64_t kRmaUntracked = uint64_t{1} << 63;
 
 struct RmaSeg {
     uint64_t key;   // the target's MR key
