@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -135,11 +136,19 @@ inline int open_objects(Side &s) {
 
 // The usual side: tagged and untagged messages (and `extra_caps`), the default address
 // format, and the peer's name exchanged over the socket and inserted.
-inline int open_side(Side &s, uint64_t extra_caps = 0) {
+// `domain_key` (with its length): the domain's authorization key (domain_attr->auth_key),
+// which the endpoint presents and needs its peers to hold.
+inline int open_side(Side &s, uint64_t extra_caps = 0, const void *domain_key = nullptr,
+                     size_t domain_key_len = 0) {
     const char *role = s.role;
     fi_info *hints = fi_allocinfo();
     hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | extra_caps;
     hints->ep_attr->type = FI_EP_RDM;
+    if (domain_key_len != 0) {  // (fi_freeinfo frees it)
+        hints->domain_attr->auth_key = static_cast<uint8_t *>(std::malloc(domain_key_len));
+        std::memcpy(hints->domain_attr->auth_key, domain_key, domain_key_len);
+        hints->domain_attr->auth_key_size = domain_key_len;
+    }
     CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &s.info) == 0);
     fi_freeinfo(hints);
     CHECK(open_objects(s) == 0);

@@ -3,7 +3,8 @@
 // and reads it back, B checks the bytes; fi_writedata reaches B's CQ with the data and A's
 // fi_addr; a write B's region does not allow fails at A and leaves B's memory alone; B's
 // counters count A's accesses (FI_RMA_EVENT); both processes fetch-add one counter without
-// losing an update. Meson runs it over shared memory and over tcp on loopback. Every wait is
+// losing an update; regions under authorization keys admit only peers holding them; a raw
+// key round trip. Meson runs it over shared memory and over tcp on loopback. Every wait is
 // bounded.
 #include "../msg/two_process.h"
 
@@ -218,6 +219,99 @@ int raw_key(const char *role, int sock, bool a_side) {
     }
     close_side(s);
     return 0;
+}
+
+// Regions with authorization keys between processes: both domains hold the key "ufi-pair"
+// (so the endpoints admit each other); B registers one region under that key and one under
+// another. A's write, injected write, read and fetch-add reach the first; the second refuses
+// each of them (FI_EACCES, the injected write's entry without a context) and keeps its bytes.
+constexpr char kPairKey[] = "ufi-pair";
+
+struct AuthTargets {
+    uint64_t same_base, same_key;    // registered under the domains' key
+    uint64_t other_base, other_key;  // under another key
+};
+
+fid_mr *reg_with_key(Side &s, std::vector<uint8_t> &buf, uint64_t key, const char *auth) {
+    const char *role = s.role;
+    iovec iov{buf.data(), buf.size()};
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = FI_REMOTE_READ | FI_REMOTE_WRITE;
+    attr.requested_key = key;
+    attr.auth_key = reinterpret_cast<uint8_t *>(const_cast<char *>(auth));
+    attr.auth_key_size = std::strlen(auth);
+    fid_mr *mr = nullptr;
+    if (fi_mr_regattr(s.domain, &attr, 0, &mr) != 0) {
+        std::fprintf(stderr, "[%s] fi_mr_regattr under key '%s' failed\n", role, auth);
+        return nullptr;
+    }
+    return mr;
+}
+
+int auth_regions(const char *role, int sock, bool a_side) {
+    Side s{role, sock};
+    CHECK(open_side(s, FI_RMA | FI_ATOMIC, kPairKey, sizeof kPairKey - 1) == 0);
+    const bool virt = (s.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    AuthTargets t{};
+    if (!a_side) {
+        std::vector<uint8_t> same(64, 0), other(64, 0x3C);
+        fid_mr *ms = reg_with_key(s, same, kKey, kPairKey);
+        fid_mr *mo = reg_with_key(s, other, kKey + 1, "another");
+        CHECK(ms != nullptr && mo != nullptr);
+        t = {virt ? reinterpret_cast<uint64_t>(same.data()) : 0, fi_mr_key(ms),
+             virt ? reinterpret_cast<uint64_t>(other.data()) : 0, fi_mr_key(mo)};
+        CHECK(s.io(&t, sizeof t, true));
+        CHECK(s.sync());  // A is done
+        uint64_t w[3];
+        std::memcpy(w, same.data(), sizeof w);
+        CHECK(w[0] == 0x1111 && w[1] == 0x2222 && w[2] == 5);  // written, injected, fetch-added
+        for (uint8_t b : other) CHECK(b == 0x3C);
+        CHECK(s.sync());
+        fi_close(&ms->fid);
+        fi_close(&mo->fid);
+    } else {
+        CHECK(s.io(&t, sizeof t, false));
+        fi_cq_tagged_entry e{};
+        int w_ctx = 0, r_ctx = 0, f_ctx = 0;
+        const uint64_t a = 0x1111, b = 0x2222, add = 5;
+        uint64_t old = 99, back[3] = {};
+        CHECK(s.retry([&] { return fi_write(s.ep, &a, 8, nullptr, s.peer, t.same_base, t.same_key, &w_ctx); }) == 0);
+        CHECK(s.wait(e) == 1 && e.op_context == &w_ctx);
+        CHECK(s.retry([&] { return fi_inject_write(s.ep, &b, 8, s.peer, t.same_base + 8, t.same_key); }) == 0);
+        CHECK(s.retry([&] { return fi_fetch_atomic(s.ep, &add, 1, nullptr, &old, nullptr, s.peer, t.same_base + 16, t.same_key, FI_UINT64, FI_SUM, &f_ctx); }) == 0);
+        CHECK(s.wait(e) == 1 && e.op_context == &f_ctx && old == 0);
+        CHECK(s.retry([&] { return fi_read(s.ep, back, sizeof back, nullptr, s.peer, t.same_base, t.same_key, &r_ctx); }) == 0);
+        CHECK(s.wait(e) == 1 && e.op_context == &r_ctx);
+        CHECK(back[0] == a && back[1] == b && back[2] == add);
+        // The other key's region: each access refused, in order.
+        CHECK(s.retry([&] { return fi_write(s.ep, &a, 8, nullptr, s.peer, t.other_base, t.other_key, &w_ctx); }) == 0);
+        CHECK(s.retry([&] { return fi_inject_write(s.ep, &b, 8, s.peer, t.other_base + 8, t.other_key); }) == 0);
+        CHECK(s.retry([&] { return fi_read(s.ep, back, 8, nullptr, s.peer, t.other_base, t.other_key, &r_ctx); }) == 0);
+        CHECK(s.retry([&] { return fi_fetch_atomic(s.ep, &add, 1, nullptr, &old, nullptr, s.peer, t.other_base + 16, t.other_key, FI_UINT64, FI_SUM, &f_ctx); }) == 0);
+        void *const expected[] = {&w_ctx, nullptr, &r_ctx, &f_ctx};
+        for (void *ctx : expected) {
+            CHECK(s.wait(e) == -FI_EAVAIL);
+            fi_cq_err_entry err{};
+            CHECK(fi_cq_readerr(s.cq, &err, 0) == 1);
+            if (err.err != FI_EACCES || err.op_context != ctx) {
+                std::fprintf(stderr, "[%s] error entry %s for %p, want FI_EACCES for %p\n", role,
+                             fi_strerror(err.err), err.op_context, ctx);
+                return 1;
+            }
+        }
+        CHECK(s.sync());
+        CHECK(s.sync());
+    }
+    close_side(s);
+    return 0;
+}
+
+TEST(RmaTwoProcesses, RegionsWithAuthKeysAdmitOnlyTheirKeysHolders) {
+    const PairResult r = run_pair(auth_regions, "A", "B");
+    EXPECT_EQ(r.a, 0);
+    EXPECT_EQ(r.b, 0);
 }
 
 TEST(RmaTwoProcesses, RawKeyRoundTrip) {
