@@ -9,9 +9,11 @@
 #   ROUNDS=15 N=30000 scripts/bench-ab.sh /tmp/libold /tmp/libnew put_lat ucp_put_lat
 # (the libraries must speak the same protocol as each other only within a run: both sides of
 # a run use one library). Shared memory; tcp would go to loopback (UFI_NET_DEVICES=lo).
+# UCT=1 adds raw UCT per round: ucx_perftest -t am_lat over posix (8-byte am_short).
+# The same library twice (old = new) compares one library with its anchors.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 2 ] || { sed -n 2,12p "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n 2,15p "$0" >&2; exit 2; }
 old=$1 new=$2 test=${3:-put_lat} ucx_test=${4:-ucp_put_lat}
 rounds=${ROUNDS:-15} n=${N:-30000}
 perf=build/tools/ufi_perf
@@ -36,8 +38,17 @@ for _ in $(seq "$rounds"); do
       awk '/Final:/ {print $4}')
   wait $srv; port=$((port + 1))
   echo "ucp $v" >> "$raw"
+  if [ "${UCT:-0}" = 1 ]; then
+    UCX_TLS=posix taskset -c 0 ucx_perftest -p $port >/dev/null 2>&1 & srv=$!
+    sleep 0.3
+    v=$(UCX_TLS=posix timeout 60 taskset -c 1 ucx_perftest 127.0.0.1 -p $port -t am_lat -d memory -x posix -s 8 -n "$n" 2>&1 |
+        awk '/Final:/ {print $4}')
+    wait $srv; port=$((port + 1))
+    echo "uct $v" >> "$raw"
+  fi
 done
-for k in old new ucp; do
+for k in old new ucp uct; do
+  [ $k = uct ] && [ "${UCT:-0}" != 1 ] && continue
   awk -v k=$k '$1 == k && $2 != "" {print $2}' "$raw" | sort -g |
     awk -v k=$k '{a[NR] = $1} END {
       if (NR) printf "%-4s runs %2d  min %s  q1 %s  median %s\n", k, NR, a[1], a[int(NR / 4) + 1], a[int(NR / 2) + 1]

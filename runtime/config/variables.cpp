@@ -30,6 +30,7 @@ constexpr VarDef table[] = {
     {"UFI_CONNECT_TO_EP", List, "", "Transports whose active-message lanes connect endpoint to endpoint (each side creates a UCT endpoint, they exchange addresses over a connect-to-iface lane, then connect) even where they can connect to the peer's iface, e.g. tcp; transports that can only connect endpoint to endpoint (InfiniBand rc) always do. Give every process the same value"},
     {"UFI_RNDV_THRESH", String, "auto", "Messages above this many bytes go by rendezvous (announced, then moved zero-copy into the matched receive buffer); auto: where the transports' estimates say zero copy wins"},
     {"UFI_PEER_CHECK_INTERVAL", Int, "1000", "Milliseconds between checks that the peers an endpoint waits on are alive (shared memory: a dead process is otherwise silent); operations towards a dead peer complete with an error within about this time; 0 turns the checks off"},
+    {"UFI_POLL_YIELD", Int, "256", "Empty fi_cq_read/fi_cq_readfrom calls in a row (nothing to read after progress) after which the polling thread yields its core once (sched_yield), so processes that share cores (more ranks than cores) make progress; 0: never"},
     {"UFI_PROTO_INFO", Bool, "n", "Log (at info level, subsystem ep_data) the protocols chosen for each peer: the active-message transport, its limits, and the rendezvous protocol, transport and threshold"},
 };
 // clang-format on

@@ -48,6 +48,9 @@ struct Config {
 // The size in bytes of one entry of `format`.
 size_t entry_size(int format) noexcept;
 
+// UFI_POLL_YIELD: empty reads in a row after which a reader yields its core (0: never).
+unsigned poll_yield_setting() noexcept;
+
 class Cq : public fid_cq {
   public:
     using CStruct = fid_cq;
@@ -163,6 +166,9 @@ class Cq : public fid_cq {
     OptionalMutex write_lock_;
     alignas(64) std::atomic<uint64_t> head_{0};  // consumer index
     OptionalMutex read_lock_;                    // also guards sources_
+    // Empty reads in a row (under read_lock_), and after how many the reader yields its core.
+    unsigned empty_reads_ = 0;
+    const unsigned poll_yield_;
     wait::SourceSet sources_;
     std::atomic<bool> signal_pending_{false};
 
