@@ -1,6 +1,7 @@
 #include "runtime/ep/endpoint.h"
 
 #include "runtime/av/av.h"
+#include "runtime/config/config.h"
 #include "runtime/av/binding.h"
 #include "runtime/av/socket_format.h"
 #include "runtime/cntr/binding.h"
@@ -20,6 +21,7 @@
 #include "runtime/proto/data_path.h"
 #include "runtime/ucs_status.h"
 #include "transports/address_name.h"
+#include "transports/iface/close_order.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/resource.h"
 
@@ -28,6 +30,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -628,6 +631,30 @@ void Endpoint::release_id() noexcept {
     endpoint_id_ = 0;
 }
 
+namespace {
+
+// An endpoint listening on a port the application chose closes its connections there after
+// its peers closed theirs, within UFI_NAMED_CLOSE_WAIT, so the port is free again at once
+// (transports/iface/close_order.h).
+void let_named_peers_close_first(const transports::EndpointWorker &worker) noexcept {
+    if (worker.named_ports().empty()) return;
+    static const auto bound = std::chrono::milliseconds(
+        std::clamp<int64_t>(config::registry().get_int("UFI_NAMED_CLOSE_WAIT"), 0, 60000));
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    for (uint16_t port : worker.named_ports()) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (!transports::wait_for_peers_to_close(port, std::max(left, std::chrono::milliseconds(0)))) {
+            UFI_LOG_INFO(Subsys::EpCtrl,
+                         "fi_close: peers still connected to port {} after {} ms: closing first "
+                         "(the port stays in TIME_WAIT for a while)",
+                         port, bound.count());
+        }
+    }
+}
+
+}  // namespace
+
 int Endpoint::close() noexcept {
     {
         std::lock_guard<std::mutex> lock(ctl_mutex_);
@@ -645,6 +672,7 @@ int Endpoint::close() noexcept {
             std::lock_guard<OptionalMutex> wlock(worker_lock_);
             data_path_ptr_.store(nullptr, std::memory_order_release);
             worker_ptr_.store(nullptr, std::memory_order_release);
+            if (worker_) let_named_peers_close_first(*worker_);
             data_path_.reset();  // its lanes (UCT endpoints) before the ifaces they live on
             worker_.reset();
         }

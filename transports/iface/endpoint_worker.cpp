@@ -265,7 +265,10 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
             skipped.push_back({r, why});
             continue;  // the partly opened iface closes here, before anything else
         }
-        if (port != 0) ++listening;
+        if (port != 0) {
+            ++listening;
+            w->named_ports_.push_back(port);
+        }
         if (iface->event_fd >= 0) w->fds_.push_back(iface->event_fd);
         w->ifaces_.push_back(std::move(iface));
     }

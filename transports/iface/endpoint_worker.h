@@ -143,6 +143,8 @@ class EndpointWorker {
     bool polls_async_events() const noexcept { return !async_thread_; }
 
     const std::vector<std::unique_ptr<OpenIface>> &ifaces() const noexcept { return ifaces_; }
+    // The tcp ports its ifaces listen on because options.listen named them.
+    const std::vector<uint16_t> &named_ports() const noexcept { return named_ports_; }
 
     // One address record per open iface, in order.
     std::vector<address::TransportRecord> records() const;
@@ -180,6 +182,7 @@ class EndpointWorker {
     Worker worker_;
     std::vector<std::unique_ptr<OpenIface>> ifaces_;
     std::vector<int> fds_;
+    std::vector<uint16_t> named_ports_;
     size_t rx_headroom_ = 0;
     static constexpr unsigned kMissedEventsEvery = 63;  // progress calls between checks, - 1
     unsigned progress_calls_ = 0;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 
 #include <netinet/in.h>
 
@@ -140,13 +141,55 @@ int run(const char *role, int sock, bool server) {
     return synced ? 0 : 1;
 }
 
-void run_pair() {
+// The server closes first, while its client is still connected to its port, and at once
+// listens there again: its close waits for the client's (UFI_NAMED_CLOSE_WAIT), so the port
+// is not left in TIME_WAIT (UCT's tcp listener sets no SO_REUSEADDR: a server that closed
+// first could not listen there for a minute, and fabtests' next server on 9228 failed).
+int close_first(const char *role, int sock, bool server) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    CHECK(open_named(s, server) == 0);
+    fi_cq_tagged_entry e{};
+    uint8_t byte = 1;
+    if (server) {
+        uint64_t in = 0;
+        CHECK(fi_trecv(s.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 7, 0, nullptr) == 0);
+        CHECK(s.sync());
+        CHECK(s.wait(e) == 1 && in == 77);
+        CHECK(s.io(&byte, 1, true));  // "closing now": the client closes a little later
+        close_side(s);
+        Side again;
+        again.role = role;
+        again.sock = sock;
+        if (open_named(again, true) != 0) {
+            std::fprintf(stderr, "[%s] could not listen on port %u again after closing first\n",
+                         role, g_port);
+            return 1;
+        }
+        close_side(again);
+        CHECK(s.io(&byte, 1, true));
+        return 0;
+    }
+    CHECK(s.sync());
+    CHECK(fi_av_insert(s.av, s.info->dest_addr, 1, &s.peer, 0, nullptr) == 1);
+    const uint64_t out = 77;
+    CHECK(s.retry([&] { return fi_tsend(s.ep, &out, 8, nullptr, s.peer, 7, nullptr); }) == 0);
+    CHECK(s.wait(e) == 1 && (e.flags & FI_SEND));
+    CHECK(s.io(&byte, 1, false));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the server's close began
+    close_side(s);
+    CHECK(s.io(&byte, 1, false));  // the server listened again (or failed)
+    return 0;
+}
+
+void run_pair(int (*body)(const char *, int, bool) = run) {
     g_port = free_port();
     ASSERT_NE(g_port, 0);
     int sv[2];
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    const pid_t server = spawn(run, sv[0], sv[1], "server", true);
-    const pid_t client = spawn(run, sv[1], sv[0], "client", false);
+    const pid_t server = spawn(body, sv[0], sv[1], "server", true);
+    const pid_t client = spawn(body, sv[1], sv[0], "client", false);
     ::close(sv[0]);
     ::close(sv[1]);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
@@ -162,6 +205,10 @@ TEST(ByName, ClientReachesServerByGetinfoDestAddr) {
 TEST(ByName, ClientReachesServerByInsertsvc) {
     g_insertsvc = true;
     run_pair();
+}
+
+TEST(ByName, ServerClosingFirstListensOnItsPortAgainAtOnce) {
+    run_pair(close_first);
 }
 
 }  // namespace
