@@ -637,11 +637,17 @@ namespace {
 // its peers closed theirs, within UFI_NAMED_CLOSE_WAIT, so the port is free again at once
 // (transports/iface/close_order.h).
 void let_named_peers_close_first(const transports::EndpointWorker &worker) noexcept {
-    if (worker.named_ports().empty()) return;
+    std::vector<uint16_t> ports;
+    try {
+        ports = worker.named_ports();
+    } catch (const std::bad_alloc &) {
+        return;  // (close at once)
+    }
+    if (ports.empty()) return;
     static const auto bound = std::chrono::milliseconds(
         std::clamp<int64_t>(config::registry().get_int("UFI_NAMED_CLOSE_WAIT"), 0, 60000));
     const auto deadline = std::chrono::steady_clock::now() + bound;
-    for (uint16_t port : worker.named_ports()) {
+    for (uint16_t port : ports) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (!transports::wait_for_peers_to_close(port, std::max(left, std::chrono::milliseconds(0)))) {

@@ -265,10 +265,8 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
             skipped.push_back({r, why});
             continue;  // the partly opened iface closes here, before anything else
         }
-        if (port != 0) {
-            ++listening;
-            w->named_ports_.push_back(port);
-        }
+        if (port != 0) ++listening;
+        iface->named_port = port;
         if (iface->event_fd >= 0) w->fds_.push_back(iface->event_fd);
         w->ifaces_.push_back(std::move(iface));
     }
@@ -337,6 +335,14 @@ size_t EndpointWorker::progressing_ifaces() const noexcept {
     size_t n = 0;
     for (const auto &i : ifaces_) n += i->progressing;
     return n;
+}
+
+std::vector<uint16_t> EndpointWorker::named_ports() const {
+    std::vector<uint16_t> out;
+    for (const auto &i : ifaces_) {
+        if (i->named_port != 0 && !i->iface.inherited()) out.push_back(i->named_port);
+    }
+    return out;
 }
 
 EndpointWorker::~EndpointWorker() {

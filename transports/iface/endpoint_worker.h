@@ -60,6 +60,7 @@ struct OpenIface {
     std::vector<uint8_t> device_addr;
     std::vector<uint8_t> iface_addr;
     int event_fd = -1;        // UCT_IFACE_FLAG_EVENT_FD transports only
+    uint16_t named_port = 0;  // the tcp port options.listen had it listen on (0: the system's)
     unsigned arm_events = 0;  // UCT_EVENT_* bits to arm before sleeping; 0: never armed (self)
 
     // Progress: shared-memory and self ifaces are progressed from the start (a poll costs a
@@ -143,8 +144,9 @@ class EndpointWorker {
     bool polls_async_events() const noexcept { return !async_thread_; }
 
     const std::vector<std::unique_ptr<OpenIface>> &ifaces() const noexcept { return ifaces_; }
-    // The tcp ports its ifaces listen on because options.listen named them.
-    const std::vector<uint16_t> &named_ports() const noexcept { return named_ports_; }
+    // The tcp ports its ifaces listen on because options.listen named them, but not those of
+    // ifaces a fork() child inherited (their connections are the parent's).
+    std::vector<uint16_t> named_ports() const;
 
     // One address record per open iface, in order.
     std::vector<address::TransportRecord> records() const;
@@ -182,7 +184,6 @@ class EndpointWorker {
     Worker worker_;
     std::vector<std::unique_ptr<OpenIface>> ifaces_;
     std::vector<int> fds_;
-    std::vector<uint16_t> named_ports_;
     size_t rx_headroom_ = 0;
     static constexpr unsigned kMissedEventsEvery = 63;  // progress calls between checks, - 1
     unsigned progress_calls_ = 0;
