@@ -275,4 +275,15 @@ std::string describe(const EndpointAddress &addr) {
     return s + (addr.partial ? ", ...]" : "]");
 }
 
+bool records_conflict(const EndpointAddress &a, const EndpointAddress &b) noexcept {
+    for (const TransportRecord &x : a.records) {
+        for (const TransportRecord &y : b.records) {
+            if (x.tl == y.tl && x.device_addr == y.device_addr && x.iface_addr != y.iface_addr) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 }  // namespace ufi::transports::address

@@ -106,6 +106,12 @@ std::string to_string(const void *blob, size_t len);
 // the decoded bytes are not a valid address.
 bool from_string(std::string_view text, std::vector<uint8_t> &blob, std::string *why = nullptr);
 
+// Whether two addresses hold, for one transport and device, records with different iface
+// addresses: for one identity, a sign that they name two incarnations of the endpoint (one
+// closed, then opened again under its name: a new shared-memory segment, say). Records only
+// one of them has do not count (names leave some out).
+bool records_conflict(const EndpointAddress &a, const EndpointAddress &b) noexcept;
+
 // A readable summary for logs: "ufi ep 7 uuid 0x1a2b... [posix, sysv, tcp]".
 std::string describe(const EndpointAddress &addr);
 

@@ -542,6 +542,7 @@ int Endpoint::enable() noexcept {
         dcfg.max_msg_size = info_->ep_attr->max_msg_size;
         dcfg.uuid = uuid_;
         dcfg.endpoint_id = endpoint_id_;
+        dcfg.incarnation = random_uuid();  // new at every fi_enable, whatever the identity
         dcfg.address = address::pack(addr);
         dcfg.auth_key = auth_key_;
         dcfg.av_auth_keys = domain_->av_auth_keys;

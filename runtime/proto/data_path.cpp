@@ -109,6 +109,10 @@ DataPath::~DataPath() {
 unsigned DataPath::progress() noexcept {
     unsigned done = 0;
     if (worker_->has_failures()) handle_failures();
+    if (!restarts_.empty()) {
+        run_restarts();
+        ++done;
+    }
     if ((ticks_ & kCheckTicks) == 0) check_peers_if_due();
     while (!overflow_.empty() && write_now(overflow_.front())) {
         overflow_.pop_front();

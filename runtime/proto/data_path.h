@@ -81,6 +81,7 @@ struct DataPathConfig {
     // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
     uint64_t uuid = 0;
     uint32_t endpoint_id = 0;
+    uint64_t incarnation = 1;  // random per fi_enable (wire::WireupHdr::incarnation)
     std::vector<uint8_t> address;
     // The classic authorization key (endpoint's or domain's; may be empty): a peer's
     // WIREUP_REQ must carry the same bytes.
@@ -125,6 +126,7 @@ struct DataPathStats {
     uint64_t rndv_put = 0;
     uint64_t rndv_am = 0;
     uint64_t rma_refused = 0;         // peers' RMA accesses the MR checks refused
+    uint64_t peer_restarts = 0;       // peers reset: their endpoint came back under its name
 };
 
 class DataPath {
@@ -199,7 +201,7 @@ class DataPath {
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
         return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||
-               !retry_puts_.empty() || worker_->has_failures();
+               !retry_puts_.empty() || !restarts_.empty() || worker_->has_failures();
     }
     // Whether the endpoint's progress should call progress() now: pending work, or every so
     // many calls the peer checks (a counter, no clock read).
@@ -281,6 +283,16 @@ class DataPath {
     // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
     Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;
     void fail_peer(Peer &p, int error);
+    // The endpoint behind peer `idx` was closed and opened again under its identity (a
+    // request with another incarnation, or an AV entry whose records for a transport differ
+    // from the ones it had): what was on its way to or from the old one fails with
+    // -FI_ECONNRESET, its lanes are destroyed, and a fresh peer under the same index (so every
+    // AV entry and directed receive naming it still does) takes `address`. Only where no UCT
+    // callback is running: the endpoint's calls, or progress() (restarts_).
+    Peer &restart_peer(uint32_t idx, transports::address::EndpointAddress &&address,
+                       const char *why);
+    // progress(): the restarts handle_request found, then the requests that found them.
+    void run_restarts() noexcept;
     // kConnecting -> kConnected: its rendezvous protocol chosen, then what it sent while this
     // side was still connecting handled, before anything newer.
     void set_connected(Peer &p);
@@ -573,6 +585,15 @@ class DataPath {
     std::vector<AddrCache> by_addr_;
     std::vector<uint32_t> busy_;      // peers with queued work
     std::vector<uint32_t> busy_draining_;  // progress(): busy_ as it was when it began
+    // WIREUP_REQs from a known identity under a new incarnation, found inside a UCT callback:
+    // progress() resets the peer (restart_peer) and then handles the request.
+    struct PendingRestart {
+        uint32_t peer;
+        transports::address::EndpointAddress address;
+        std::vector<uint8_t> request;  // the whole WIREUP message
+    };
+    std::vector<PendingRestart> restarts_;
+    bool warned_version_ = false;  // a peer of another protocol version was logged
 
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;

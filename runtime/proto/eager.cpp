@@ -367,8 +367,14 @@ void DataPath::deliver_unexpected(RecvReq *r, UnexpMsg *u) noexcept {
         RtsInfo info = std::move(u->rts_info);
         const uint32_t src = u->src, wire_flags = u->wire_flags;
         const uint64_t tag = u->tag, data = u->data;
+        const bool gone = u->sender_gone;
         u->rts = false;
         retire_unexpected(u);
+        if (gone) {
+            r->msg_tag = tag;
+            complete_recv_error(r, src, FI_ECONNRESET, 0);
+            return;
+        }
         start_rndv_recv(r, src, wire_flags, tag, data, info);
         return;
     }
@@ -565,6 +571,7 @@ void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
     u->claim_ctx = nullptr;
     u->discarded = false;
     u->rts = false;
+    u->sender_gone = false;
     u->received = u->total = 0;
     unexp_pool_.put(u);
 }

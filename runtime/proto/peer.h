@@ -44,6 +44,9 @@ struct Peer {
     bool admitted = false;
 
     transports::address::EndpointAddress address;
+    // The incarnation (wire::WireupHdr) of the endpoint this peer was admitted as, from its
+    // request or reply; 0 until then. Another one under the same identity is a restart.
+    uint64_t remote_incarnation = 0;
     transports::AmLane lane;  // where its traffic goes (the handshake's lane until p2p took over)
 
     // An endpoint-to-endpoint lane (wire.h): made when the chosen transport connects that way,

@@ -298,6 +298,8 @@ struct UnexpMsg {
     RtsInfo rts_info;
     void *claim_ctx = nullptr;   // FI_PEEK | FI_CLAIM took it: only FI_CLAIM with this context
     bool discarded = false;      // FI_DISCARD while fragments were still arriving
+    bool sender_gone = false;    // an RTS whose sender restarted since (restart_peer): the
+                                 // data it announced is gone, its receive fails
 };
 
 // A free list of T; get() reuses before it allocates.

@@ -16,6 +16,10 @@
 // way leaves the section out of its message (or answers WIREUP_ACK with kWireupP2pDeclined),
 // and both stay on the connect-to-iface lane.
 //
+// Every fi_enable draws a random incarnation that WIREUP messages carry: a request from a known
+// identity under another incarnation is that endpoint opened again under its name, and the
+// peer it was is reset (restart.cpp).
+//
 // A peer known only by host and port (fi_getinfo(node, service), fi_av_insertsvc) is reached
 // over tcp; its WIREUP_REP carries its full address (kWireupSendAddress) and the requester
 // moves to the best lane before anything else goes (the queued sends wait for the reply).
@@ -61,9 +65,9 @@
 namespace ufi::runtime::proto::wire {
 
 // Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
-// P2P section, WIREUP_ACK). Version 3: RMA. Version 4: RMA_WRITE_SHORT. A peer of another
-// version is refused at wireup.
-inline constexpr uint8_t kProtocolVersion = 4;
+// P2P section, WIREUP_ACK). Version 3: RMA. Version 4: RMA_WRITE_SHORT. Version 5: the
+// incarnation in WIREUP. A peer of another version is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 5;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -123,6 +127,11 @@ struct WireupHdr {
     uint32_t endpoint_id;
     uint16_t p2p_len;         // requests and replies: bytes of the P2P section (0: none)
     uint16_t flags;           // WireupFlags
+    // Random per enabled endpoint (never 0). An endpoint opened again under a name it had
+    // before (src_addr or fi_setname with an earlier fi_getname) keeps the identity but not
+    // this: a request from a known identity with another incarnation is that endpoint
+    // restarted, and the peer it was is reset (its operations fail, its lanes go).
+    uint64_t incarnation;
 };
 
 enum WireupFlags : uint16_t {
@@ -131,7 +140,7 @@ enum WireupFlags : uint16_t {
     // one host) before its first message.
     kWireupSendAddress = 1,
 };
-static_assert(sizeof(WireupHdr) == 32);
+static_assert(sizeof(WireupHdr) == 40);
 
 // ---- Eager messages ------------------------------------------------------------------------
 

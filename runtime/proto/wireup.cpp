@@ -28,6 +28,8 @@ struct WireupView {
     const uint8_t *addr = nullptr;
     const uint8_t *key = nullptr;
     const uint8_t *p2p = nullptr;  // the P2P section (hdr.p2p_len bytes), if any
+    const uint8_t *raw = nullptr;  // the whole message (raw_len bytes)
+    size_t raw_len = 0;
 };
 
 namespace {
@@ -87,6 +89,13 @@ Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
         if (a.uuid != 0) {
             const auto it = by_identity_.find(a.uuid);
             if (it != by_identity_.end()) p = peers_[it->second].get();
+            // The entry names the endpoint this peer was admitted as, but with other records:
+            // the endpoint was opened again under its name (restart.cpp).
+            if (p != nullptr && p->remote_incarnation != 0 &&
+                p->address.endpoint_id == a.endpoint_id && address::records_conflict(p->address, a)) {
+                p = &restart_peer(p->local_idx, std::move(a),
+                                  "an AV entry names it with other transport addresses");
+            }
         } else {
             p = peer_listening_at(a);  // a host and port: the peer that contacted us from there
         }
@@ -267,6 +276,7 @@ transports::Status DataPath::send_request(Peer &p) {
     h.key_len = static_cast<uint16_t>(key.size());
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
+    h.incarnation = cfg_.incarnation;
     std::vector<uint8_t> p2p;
     try {
         p2p = p2p_section(p);
@@ -292,6 +302,7 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     h.receiver_idx = p.local_idx;
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
+    h.incarnation = cfg_.incarnation;
     std::vector<uint8_t> p2p;
     // A reply sent after this side moved to the endpoint-to-endpoint lane (it waited for
     // room while the crossing handshake's reply came) still offers it: without the section
@@ -322,6 +333,7 @@ transports::Status DataPath::send_wireup_ack(Peer &p) {
     h.receiver_idx = p.local_idx;
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
+    h.incarnation = cfg_.incarnation;
     WireupPack w{&h, nullptr, 0, nullptr, 0};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
@@ -389,11 +401,27 @@ fi_addr_t DataPath::source_of(Peer &p) noexcept {
 
 void DataPath::handle_wireup(const uint8_t *data, size_t length) {
     WireupView w;
+    if (length >= 2 && data[1] != wire::kProtocolVersion) {
+        // Another version's header may have another size (version 5 made it 40 bytes), so
+        // nothing after the version byte can be read, not even where to send a refusal:
+        // peers must run the same ufi protocol.
+        ++stats_.refused_peers;
+        if (!warned_version_) {
+            warned_version_ = true;
+            UFI_LOG_WARN(Subsys::EpData,
+                         "wireup: a peer speaks ufi protocol version {}, this endpoint {}: its "
+                         "messages are dropped (both sides must run the same ufi)",
+                         data[1], wire::kProtocolVersion);
+        }
+        return;
+    }
     if (length < sizeof w.hdr) {
         ++stats_.dropped_malformed;
         return;
     }
     std::memcpy(&w.hdr, data, sizeof w.hdr);
+    w.raw = data;
+    w.raw_len = length;
     const size_t extra = size_t{w.hdr.addr_len} + w.hdr.key_len + w.hdr.p2p_len;
     if (w.hdr.p2p_len > wire::kMaxP2pSection) {
         ++stats_.dropped_malformed;
@@ -443,6 +471,17 @@ void DataPath::handle_request(const WireupView &w) {
         const auto it = by_identity_.find(a.uuid);
         if (it != by_identity_.end()) {
             p = peers_[it->second].get();
+            if (p->remote_incarnation != 0 && p->remote_incarnation != w.hdr.incarnation) {
+                // The endpoint it was has gone and come back under its name: reset it where
+                // no UCT callback runs (its lanes are destroyed), then take this request.
+                if (w.hdr.incarnation == 0) {
+                    ++stats_.dropped_malformed;
+                    return;
+                }
+                restarts_.push_back(PendingRestart{
+                    p->local_idx, std::move(a), std::vector<uint8_t>(w.raw, w.raw + w.raw_len)});
+                return;
+            }
             // Known by its name so far: the request brings its full address (crossing
             // handshakes: ours may still be unanswered, so it may move to the best lane).
             if (p->address.partial && a.endpoint_id == p->address.endpoint_id) {
@@ -458,18 +497,14 @@ void DataPath::handle_request(const WireupView &w) {
             p = add_peer(std::move(a));
             p->report_id = report_id_for(p->address);
         }
+        // (handle_wireup dropped other protocol versions)
         uint16_t status = wire::kWireupOk;
-        if (w.hdr.version != wire::kProtocolVersion) {
-            status = wire::kWireupBadVersion;
-        } else if (!key_accepted(w.key, w.hdr.key_len, &p->key_handle)) {
-            status = wire::kWireupBadKey;
-        }
+        if (!key_accepted(w.key, w.hdr.key_len, &p->key_handle)) status = wire::kWireupBadKey;
         if (!open_lane(*p)) return;  // we cannot answer a peer we cannot reach
         if (status != wire::kWireupOk) {
             ++stats_.refused_peers;
-            UFI_LOG_INFO(Subsys::EpData, "wireup: refused {}: {}", address::describe(p->address),
-                         status == wire::kWireupBadVersion ? "protocol version differs"
-                                                           : "authorization key not held");
+            UFI_LOG_INFO(Subsys::EpData, "wireup: refused {}: authorization key not held",
+                         address::describe(p->address));
             // Delivered even when the lane is still connecting (tcp): the refused sender's
             // operations fail instead of waiting for an answer.
             if (send_reply(*p, status, w.hdr.sender_idx, wire::kWireupRefuse) == transports::kNoResource) {
@@ -482,6 +517,7 @@ void DataPath::handle_request(const WireupView &w) {
             return;
         }
         p->remote_idx = w.hdr.sender_idx;
+        p->remote_incarnation = w.hdr.incarnation;
         p->send_address = (w.hdr.flags & wire::kWireupSendAddress) != 0;
         const bool was_waiting = p->state == PeerState::kConnecting;
         p->request_unsent = false;  // its request told it everything ours would have
@@ -522,7 +558,9 @@ void DataPath::handle_reply(const WireupView &w) {
         return;
     }
     Peer &p = *peers_[idx];
-    if (p.address.uuid != 0 && p.address.uuid != w.hdr.uuid) {
+    // (from another endpoint, or from an earlier incarnation of the one it was admitted as)
+    if ((p.address.uuid != 0 && p.address.uuid != w.hdr.uuid) ||
+        (p.remote_incarnation != 0 && p.remote_incarnation != w.hdr.incarnation)) {
         ++stats_.dropped_malformed;
         return;
     }
@@ -557,6 +595,7 @@ void DataPath::handle_reply(const WireupView &w) {
     }
     if ((by_host_and_port || p.address.partial) && w.addr != nullptr) upgrade_lane(p, w);
     p.remote_idx = w.hdr.receiver_idx;
+    p.remote_incarnation = w.hdr.incarnation;
     p.request_unsent = false;
     p.admitted = true;
     if (p.lane.p2p()) {
@@ -644,7 +683,8 @@ void DataPath::handle_wireup_ack(const WireupView &w) {
         return;
     }
     Peer &p = *peers_[idx];
-    if (p.address.uuid != w.hdr.uuid || p.state == PeerState::kFailed) {
+    if (p.address.uuid != w.hdr.uuid || p.state == PeerState::kFailed ||
+        p.remote_incarnation != w.hdr.incarnation) {
         ++stats_.dropped_malformed;
         return;
     }

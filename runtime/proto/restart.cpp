@@ -1,0 +1,76 @@
+// A peer whose endpoint came back: an endpoint closed and opened again under the name it had
+// (fabtests' fi_rdm_multi_client -R sets src_addr to the first client's fi_getname; a service
+// restarted with a fixed name). The identity (uuid, endpoint id) is the same, so the peer table
+// still holds the old endpoint's peer, connected to lanes that lead nowhere. Two signs tell
+// the new endpoint apart: its WIREUP_REQ carries another incarnation (wire.h), and its address
+// has other records for a transport (a new shared-memory segment) than the ones the peer had.
+// The old peer's operations then fail with FI_ECONNRESET and a fresh peer takes its index,
+// so the AV entries and directed receives that named it reach the new endpoint.
+#include "runtime/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+namespace address = transports::address;
+using log::Subsys;
+
+Peer &DataPath::restart_peer(uint32_t idx, address::EndpointAddress &&a, const char *why) {
+    auto fresh = std::make_unique<Peer>();  // first: bad_alloc leaves the old peer as it was
+    Peer &old = *peers_[idx];
+    UFI_LOG_INFO(Subsys::EpData,
+                 "peer {}: {}: the endpoint it was has gone; what was on its way to or from it "
+                 "fails with FI_ECONNRESET, and the new one is connected afresh",
+                 address::describe(old.address), why);
+    if (old.state != PeerState::kFailed) fail_peer(old, -FI_ECONNRESET);
+    // As for a peer the transports reported dead (handle_failures): its UCT endpoints go, and
+    // the transfers still counting zero-copy operations on them finish now.
+    old.rma.reset();
+    old.lane.reset();
+    old.aux.reset();
+    old.p2p.reset();
+    fail_rndv(old, true);
+    // What it announced and this side had not received yet is gone with it.
+    for (List<UnexpMsg> *q : {&unexp_tagged_, &unexp_msg_}) {
+        for (UnexpMsg *u = q->front(); u != nullptr; u = u->hook.next) {
+            if (u->src == idx && u->rts) u->sender_gone = true;
+        }
+    }
+    fresh->local_idx = idx;
+    fresh->busy = old.busy;  // (still on busy_: drain() finds nothing to do)
+    fresh->present_key = std::move(old.present_key);
+    fresh->next_msg_id = old.next_msg_id;
+    fresh->address = std::move(a);
+    fresh->report_id = report_id_for(fresh->address);
+    peers_[idx] = std::move(fresh);
+    ++stats_.peer_restarts;
+    return *peers_[idx];
+}
+
+void DataPath::run_restarts() noexcept {
+    std::vector<PendingRestart> todo;
+    todo.swap(restarts_);  // handling a request may find another restart
+    for (PendingRestart &r : todo) {
+        if (r.peer >= peers_.size()) continue;
+        wire::WireupHdr h;
+        std::memcpy(&h, r.request.data(), sizeof h);
+        const Peer &p = *peers_[r.peer];
+        // (a second request of the same new endpoint finds the restart done)
+        if (p.remote_incarnation != 0 && p.remote_incarnation != h.incarnation) {
+            try {
+                restart_peer(r.peer, std::move(r.address), "its request comes from a new incarnation");
+            } catch (const std::bad_alloc &) {
+                UFI_LOG_WARN(Subsys::EpData, "out of memory: a restarted peer's request is dropped");
+                continue;
+            }
+        }
+        handle_wireup(r.request.data(), r.request.size());
+    }
+}
+
+}  // namespace ufi::runtime::proto
