@@ -90,11 +90,17 @@ Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
             const auto it = by_identity_.find(a.uuid);
             if (it != by_identity_.end()) p = peers_[it->second].get();
             // The entry names the endpoint this peer was admitted as, but with other records:
-            // the endpoint was opened again under its name (restart.cpp).
-            if (p != nullptr && p->remote_incarnation != 0 &&
-                p->address.endpoint_id == a.endpoint_id && address::records_conflict(p->address, a)) {
-                p = &restart_peer(p->local_idx, std::move(a),
-                                  "an AV entry names it with other transport addresses");
+            // the endpoint was opened again under its name (restart.cpp). Or the peer failed,
+            // and an entry inserted since names it again: it is connected afresh (an entry
+            // index only: addresses with bits beyond it are resolved on every call).
+            if (p != nullptr && p->address.endpoint_id == a.endpoint_id) {
+                if (p->remote_incarnation != 0 && address::records_conflict(p->address, a)) {
+                    p = &restart_peer(p->local_idx, std::move(a),
+                                      "an AV entry names it with other transport addresses");
+                } else if (p->state == PeerState::kFailed && index <= av::encoding::kMaxEntryIndex) {
+                    p = &restart_peer(p->local_idx, std::move(a),
+                                      "it failed, and an AV entry inserted since names it");
+                }
             }
         } else {
             p = peer_listening_at(a);  // a host and port: the peer that contacted us from there

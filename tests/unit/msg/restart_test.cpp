@@ -118,6 +118,36 @@ TEST_F(RestartTest, AnEntryWithItsNewAddressResetsThePeerWhenThisSideSendsFirst)
     EXPECT_EQ(da->stats().peer_restarts, 1u);
 }
 
+TEST_F(RestartTest, AFailedPeerIsConnectedAfreshThroughAnEntryInsertedSince) {
+    exchange(b_, b_to_a_, a_, 1, 8);
+    exchange(a_, a_to_b_, b_, 2, 8);
+    runtime::proto::DataPath *da = data_path(a_.ep);
+    ASSERT_EQ(da->peer_count(), 1u);
+    const std::vector<uint8_t> old_name = b_.name;
+    close_side(b_);
+    // tcp sees B's connections close and fails the peer; shared memory sees nothing.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (da->peer(0)->state != runtime::proto::PeerState::kFailed &&
+           std::chrono::steady_clock::now() < deadline) {
+        progress_all();
+    }
+    if (da->peer(0)->state != runtime::proto::PeerState::kFailed) {
+        GTEST_SKIP() << "the transports did not report B's endpoint gone (shared memory)";
+    }
+    // Sends through the entry A had fail: that peer failed.
+    const uint64_t one = 1;
+    EXPECT_LT(fi_tsend(a_.ep, &one, sizeof one, nullptr, a_to_b_, 9, nullptr), 0);
+    b_.name = old_name;
+    ASSERT_NO_FATAL_FAILURE(restart_b());
+    if (IsSkipped()) return;
+    // A inserts the name again and speaks first: the failed peer is connected afresh.
+    const fi_addr_t again = insert(a_, b_.name);
+    exchange(a_, again, b_, 3, 8);
+    EXPECT_EQ(da->stats().peer_restarts, 1u);
+    exchange(b_, b_to_a_, a_, 4, 100000);
+    EXPECT_EQ(da->peer_count(), 1u);
+}
+
 TEST_F(RestartTest, WhatWasOnItsWayToOrFromTheOldEndpointFails) {
     constexpr size_t kBig = 1 << 20;
     exchange(b_, b_to_a_, a_, 1, 8);
