@@ -96,9 +96,9 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
             UFI_LOG_WARN(Subsys::Av, "fi_av_open: attr->type {} is not an AV type", type);
             return -FI_EINVAL;
         }
-        // fi_domain(3): a domain whose av_type is FI_AV_MAP was asked for map AVs only. ufi's
-        // FI_AV_TABLE answer to an unspecified av_type is its optimal type, not a restriction,
-        // and FI_AV_MAP behaves as a table: a map AV on such a domain is accepted.
+        // fi_domain(3): a domain whose av_type is FI_AV_MAP was asked for map AVs only (an
+        // unspecified av_type is answered FI_AV_UNSPEC: either), and FI_AV_MAP behaves as a
+        // table: a map AV on a table domain is accepted.
         if (domain->av_type == FI_AV_MAP && type == FI_AV_TABLE) {
             UFI_LOG_WARN(
                 Subsys::Av,

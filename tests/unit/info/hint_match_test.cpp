@@ -139,6 +139,23 @@ TEST(HintMatch, NullHintsMatchEverything) {
     EXPECT_STREQ(out->domain_attr->name, "eth0");
 }
 
+// An unspecified av_type is answered FI_AV_UNSPEC (either type serves), as libfabric's shm and
+// tcp providers answer: fabtests reads FI_AV_TABLE as leave to assume the indices an AV hands
+// out. A type asked for is echoed.
+TEST(HintMatch, AnUnspecifiedAvTypeIsAnsweredUnspecified) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    InfoPtr hints(alloc_info());
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_EQ(out->domain_attr->av_type, FI_AV_UNSPEC);
+    hints->domain_attr->av_type = FI_AV_TABLE;
+    MatchResult t = match_hints(*cand, hints.get(), kApi);
+    InfoPtr table(t.info);
+    ASSERT_TRUE(table) << t.reason;
+    EXPECT_EQ(table->domain_attr->av_type, FI_AV_TABLE);
+}
+
 TEST(HintMatch, NegotiatedValuesFollowTheHints) {
     InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
     InfoPtr hints(alloc_info());
