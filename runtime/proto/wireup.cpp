@@ -484,6 +484,17 @@ void DataPath::handle_request(const WireupView &w) {
                     ++stats_.dropped_malformed;
                     return;
                 }
+                // Only a sender that holds the key resets anything: a forged request naming a
+                // peer's identity (not a secret) must not fail its operations.
+                fi_addr_t handle = FI_ADDR_NOTAVAIL;
+                if (!key_accepted(w.key, w.hdr.key_len, &handle)) {
+                    ++stats_.refused_peers;
+                    UFI_LOG_INFO(Subsys::EpData,
+                                 "wireup: a request as {} under a new incarnation without an "
+                                 "authorization key this endpoint holds: dropped, the peer kept",
+                                 address::describe(p->address));
+                    return;
+                }
                 restarts_.push_back(PendingRestart{
                     p->local_idx, std::move(a), std::vector<uint8_t>(w.raw, w.raw + w.raw_len)});
                 return;

@@ -9,6 +9,10 @@
 #include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+#include "transports/address.h"
+
+#include <cstring>
 
 namespace ufi::msg_test {
 namespace {
@@ -116,6 +120,42 @@ TEST_F(RestartTest, AnEntryWithItsNewAddressResetsThePeerWhenThisSideSendsFirst)
     exchange(b_, b_to_a_, a_, 4, 8);
     exchange(a_, a_to_b_, b_, 5, 8);  // the old entry: the same peer
     EXPECT_EQ(da->stats().peer_restarts, 1u);
+}
+
+// A request naming B's identity under a new incarnation, but without the key A's endpoints
+// share (none here: the forged one carries four bytes), resets nothing.
+TEST_F(RestartTest, ARequestWithoutTheKeyResetsNothing) {
+    exchange(b_, b_to_a_, a_, 1, 8);
+    exchange(a_, a_to_b_, b_, 2, 8);
+    runtime::proto::DataPath *da = data_path(a_.ep);
+    const uint64_t refused = da->stats().refused_peers;
+    transports::address::EndpointAddress named;
+    ASSERT_TRUE(transports::address::unpack(b_.name.data(), b_.name.size(), named));
+    const std::vector<uint8_t> addr = transports::address::pack(named);
+    ASSERT_FALSE(addr.empty());
+    const uint8_t key[4] = {1, 2, 3, 4};
+    runtime::proto::wire::WireupHdr h{};
+    h.type = runtime::proto::wire::kWireupRequest;
+    h.version = runtime::proto::wire::kProtocolVersion;
+    h.sender_idx = 0;
+    h.receiver_idx = runtime::proto::kNoPeer;
+    h.addr_len = static_cast<uint16_t>(addr.size());
+    h.key_len = sizeof key;
+    h.uuid = named.uuid;
+    h.endpoint_id = named.endpoint_id;
+    h.incarnation = 0x1234567890abcdefULL;
+    std::vector<uint8_t> msg(sizeof h + addr.size() + sizeof key);
+    std::memcpy(msg.data(), &h, sizeof h);
+    std::memcpy(msg.data() + sizeof h, addr.data(), addr.size());
+    std::memcpy(msg.data() + sizeof h + addr.size(), key, sizeof key);
+    ASSERT_TRUE(da->deliver_for_test(runtime::proto::wire::kAmWireup, msg.data(), msg.size()));
+    for (int i = 0; i < 100; ++i) progress_all();
+    EXPECT_EQ(da->stats().peer_restarts, 0u);
+    EXPECT_EQ(da->stats().refused_peers, refused + 1);
+    // The peer is as it was: both ways still work.
+    exchange(a_, a_to_b_, b_, 3, 8);
+    exchange(b_, b_to_a_, a_, 4, 8);
+    EXPECT_EQ(da->stats().peer_restarts, 0u);
 }
 
 TEST_F(RestartTest, AFailedPeerIsConnectedAfreshThroughAnEntryInsertedSince) {
