@@ -201,7 +201,7 @@ class DataPath {
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
         return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||
-               !retry_puts_.empty() || !restarts_.empty() || worker_->has_failures();
+               !retry_puts_.empty() || worker_->has_failures();
     }
     // Whether the endpoint's progress should call progress() now: pending work, or every so
     // many calls the peer checks (a counter, no clock read).
@@ -586,14 +586,14 @@ class DataPath {
     std::vector<uint32_t> busy_;      // peers with queued work
     std::vector<uint32_t> busy_draining_;  // progress(): busy_ as it was when it began
     // WIREUP_REQs from a known identity under a new incarnation, found inside a UCT callback:
-    // progress() resets the peer (restart_peer) and then handles the request.
+    // progress() resets the peer (restart_peer) and then handles the request (the peer is
+    // marked busy meanwhile, so progress() runs without a test of its own per poll).
     struct PendingRestart {
         uint32_t peer;
         transports::address::EndpointAddress address;
         std::vector<uint8_t> request;  // the whole WIREUP message
     };
     std::vector<PendingRestart> restarts_;
-    bool warned_version_ = false;  // a peer of another protocol version was logged
 
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;

@@ -117,7 +117,8 @@ inline constexpr size_t kMaxP2pSection = 1024;
 struct WireupHdr {
     uint8_t type;             // WireupType
     uint8_t version;          // kProtocolVersion of the sender
-    uint16_t status;          // WireupStatus (replies, acks)
+    uint16_t status;          // WireupStatus (replies, acks); requests: the size of this
+                              // header (0 in versions 1-4: kWireupPrefixSize)
     uint32_t sender_idx;      // the sender's index for the receiver (echoed in replies; acks:
                               // the receiver's own index for the sender)
     uint32_t receiver_idx;    // replies: the receiver's index for the sender
@@ -141,6 +142,10 @@ enum WireupFlags : uint16_t {
     kWireupSendAddress = 1,
 };
 static_assert(sizeof(WireupHdr) == 40);
+// The fields every version's header starts with (the whole header of versions 1-4). A request
+// says its header's size in `status`, so an endpoint of any version finds the sender's address
+// and can refuse it; refusals are this prefix alone, which every version reads.
+inline constexpr size_t kWireupPrefixSize = 32;
 
 // ---- Eager messages ------------------------------------------------------------------------
 

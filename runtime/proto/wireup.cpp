@@ -36,6 +36,7 @@ namespace {
 
 struct WireupPack {
     const wire::WireupHdr *hdr;
+    size_t hdr_size;  // sizeof(WireupHdr), or wire::kWireupPrefixSize (refusals)
     const uint8_t *addr;
     size_t addr_len;
     const uint8_t *key;
@@ -47,8 +48,8 @@ struct WireupPack {
 size_t pack_wireup(void *dest, void *arg) {
     const auto *w = static_cast<const WireupPack *>(arg);
     auto *d = static_cast<uint8_t *>(dest);
-    std::memcpy(d, w->hdr, sizeof *w->hdr);
-    size_t at = sizeof *w->hdr;
+    std::memcpy(d, w->hdr, w->hdr_size);
+    size_t at = w->hdr_size;
     if (w->addr_len) std::memcpy(d + at, w->addr, w->addr_len);
     at += w->addr_len;
     if (w->key_len) std::memcpy(d + at, w->key, w->key_len);
@@ -293,7 +294,8 @@ transports::Status DataPath::send_request(Peer &p) {
     h.p2p_len = static_cast<uint16_t>(p2p.size());
     // Known by host and port, or by a name that leaves records out: the reply brings the rest.
     if (p.address.uuid == 0 || p.address.partial) h.flags = wire::kWireupSendAddress;
-    WireupPack w{&h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size(),
+    h.status = sizeof h;  // (the header's size: wire.h)
+    WireupPack w{&h, sizeof h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size(),
                  p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
@@ -325,7 +327,9 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     h.p2p_len = static_cast<uint16_t>(p2p.size());
     const bool with_address = type == wire::kWireupReply && p.send_address;
     h.addr_len = with_address ? static_cast<uint16_t>(cfg_.address.size()) : 0;
-    WireupPack w{&h, with_address ? cfg_.address.data() : nullptr, h.addr_len, nullptr, 0,
+    // A refusal is the prefix every version reads (a peer of another version is refused too).
+    const size_t hdr_size = type == wire::kWireupRefuse ? wire::kWireupPrefixSize : sizeof h;
+    WireupPack w{&h, hdr_size, with_address ? cfg_.address.data() : nullptr, h.addr_len, nullptr, 0,
                  p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
@@ -340,7 +344,7 @@ transports::Status DataPath::send_wireup_ack(Peer &p) {
     h.uuid = cfg_.uuid;
     h.endpoint_id = cfg_.endpoint_id;
     h.incarnation = cfg_.incarnation;
-    WireupPack w{&h, nullptr, 0, nullptr, 0};
+    WireupPack w{&h, sizeof h, nullptr, 0, nullptr, 0};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
@@ -406,55 +410,65 @@ fi_addr_t DataPath::source_of(Peer &p) noexcept {
 }
 
 void DataPath::handle_wireup(const uint8_t *data, size_t length) {
-    WireupView w;
-    if (length >= 2 && data[1] != wire::kProtocolVersion) {
-        // Another version's header may have another size (version 5 made it 40 bytes), so
-        // nothing after the version byte can be read, not even where to send a refusal:
-        // peers must run the same ufi protocol.
-        ++stats_.refused_peers;
-        if (!warned_version_) {
-            warned_version_ = true;
-            UFI_LOG_WARN(Subsys::EpData,
-                         "wireup: a peer speaks ufi protocol version {}, this endpoint {}: its "
-                         "messages are dropped (both sides must run the same ufi)",
-                         data[1], wire::kProtocolVersion);
-        }
-        return;
-    }
-    if (length < sizeof w.hdr) {
+    WireupView w{};
+    if (length < wire::kWireupPrefixSize) {
         ++stats_.dropped_malformed;
         return;
     }
-    std::memcpy(&w.hdr, data, sizeof w.hdr);
+    // The fields every version shares, then the header's size: a request says it (versions
+    // 1-4: 0, their header is the prefix), a refusal is the prefix, the rest are this
+    // version's (wire.h).
+    std::memcpy(&w.hdr, data, wire::kWireupPrefixSize);
+    const bool foreign = w.hdr.version != wire::kProtocolVersion;
+    size_t hdr_size = sizeof w.hdr;
+    if (w.hdr.type == wire::kWireupRequest) {
+        hdr_size = w.hdr.status == 0 ? wire::kWireupPrefixSize : w.hdr.status;
+    } else if (w.hdr.type == wire::kWireupRefuse) {
+        hdr_size = wire::kWireupPrefixSize;
+    }
+    if (hdr_size < wire::kWireupPrefixSize || hdr_size > length ||
+        (!foreign && w.hdr.type == wire::kWireupRequest && hdr_size != sizeof w.hdr)) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (foreign && w.hdr.type != wire::kWireupRequest) {
+        // Nothing but a request of another version is read: the request is refused
+        // (handle_request), which ends the exchange on both sides.
+        ++stats_.refused_peers;
+        return;
+    }
+    std::memcpy(&w.hdr, data, std::min(hdr_size, sizeof w.hdr));
+    if (hdr_size < sizeof w.hdr) w.hdr.incarnation = 0;
     w.raw = data;
     w.raw_len = length;
+    const uint8_t *body = data + hdr_size;
     const size_t extra = size_t{w.hdr.addr_len} + w.hdr.key_len + w.hdr.p2p_len;
     if (w.hdr.p2p_len > wire::kMaxP2pSection) {
         ++stats_.dropped_malformed;
         return;
     }
     if (w.hdr.type == wire::kWireupRequest) {
-        if (length != sizeof w.hdr + extra) {
+        if (length != hdr_size + extra) {
             ++stats_.dropped_malformed;
             return;
         }
-        w.addr = data + sizeof w.hdr;
+        w.addr = body;
         w.key = w.addr + w.hdr.addr_len;
         if (w.hdr.p2p_len) w.p2p = w.key + w.hdr.key_len;
         handle_request(w);
     } else if (w.hdr.type == wire::kWireupReply || w.hdr.type == wire::kWireupRefuse) {
         // Replies carry no key; an address (asked for) and a P2P section only when they
         // accept.
-        if (w.hdr.key_len != 0 || length != sizeof w.hdr + extra ||
+        if (w.hdr.key_len != 0 || length != hdr_size + extra ||
             (w.hdr.type != wire::kWireupReply && (w.hdr.p2p_len != 0 || w.hdr.addr_len != 0))) {
             ++stats_.dropped_malformed;
             return;
         }
-        if (w.hdr.addr_len) w.addr = data + sizeof w.hdr;
-        if (w.hdr.p2p_len) w.p2p = data + sizeof w.hdr + w.hdr.addr_len;
+        if (w.hdr.addr_len) w.addr = body;
+        if (w.hdr.p2p_len) w.p2p = body + w.hdr.addr_len;
         handle_reply(w);
     } else if (w.hdr.type == wire::kWireupAck) {
-        if (length != sizeof w.hdr || extra != 0) {
+        if (length != hdr_size || extra != 0) {
             ++stats_.dropped_malformed;
             return;
         }
@@ -477,7 +491,8 @@ void DataPath::handle_request(const WireupView &w) {
         const auto it = by_identity_.find(a.uuid);
         if (it != by_identity_.end()) {
             p = peers_[it->second].get();
-            if (p->remote_incarnation != 0 && p->remote_incarnation != w.hdr.incarnation) {
+            if (w.hdr.version == wire::kProtocolVersion && p->remote_incarnation != 0 &&
+                p->remote_incarnation != w.hdr.incarnation) {
                 // The endpoint it was has gone and come back under its name: reset it where
                 // no UCT callback runs (its lanes are destroyed), then take this request.
                 if (w.hdr.incarnation == 0) {
@@ -497,6 +512,7 @@ void DataPath::handle_request(const WireupView &w) {
                 }
                 restarts_.push_back(PendingRestart{
                     p->local_idx, std::move(a), std::vector<uint8_t>(w.raw, w.raw + w.raw_len)});
+                mark_busy(*p);  // progress() runs the restart first
                 return;
             }
             // Known by its name so far: the request brings its full address (crossing
@@ -514,14 +530,24 @@ void DataPath::handle_request(const WireupView &w) {
             p = add_peer(std::move(a));
             p->report_id = report_id_for(p->address);
         }
-        // (handle_wireup dropped other protocol versions)
         uint16_t status = wire::kWireupOk;
-        if (!key_accepted(w.key, w.hdr.key_len, &p->key_handle)) status = wire::kWireupBadKey;
+        if (w.hdr.version != wire::kProtocolVersion) {
+            status = wire::kWireupBadVersion;
+        } else if (!key_accepted(w.key, w.hdr.key_len, &p->key_handle)) {
+            status = wire::kWireupBadKey;
+        }
         if (!open_lane(*p)) return;  // we cannot answer a peer we cannot reach
         if (status != wire::kWireupOk) {
             ++stats_.refused_peers;
-            UFI_LOG_INFO(Subsys::EpData, "wireup: refused {}: authorization key not held",
-                         address::describe(p->address));
+            if (status == wire::kWireupBadVersion) {
+                UFI_LOG_WARN(Subsys::EpData,
+                             "wireup: refused {}: it speaks ufi protocol version {}, this endpoint "
+                             "{} (both sides must run the same ufi)",
+                             address::describe(p->address), w.hdr.version, wire::kProtocolVersion);
+            } else {
+                UFI_LOG_INFO(Subsys::EpData, "wireup: refused {}: authorization key not held",
+                             address::describe(p->address));
+            }
             // Delivered even when the lane is still connecting (tcp): the refused sender's
             // operations fail instead of waiting for an answer.
             if (send_reply(*p, status, w.hdr.sender_idx, wire::kWireupRefuse) == transports::kNoResource) {
@@ -576,8 +602,10 @@ void DataPath::handle_reply(const WireupView &w) {
     }
     Peer &p = *peers_[idx];
     // (from another endpoint, or from an earlier incarnation of the one it was admitted as)
+    // (refusals are the prefix of every version: no incarnation)
     if ((p.address.uuid != 0 && p.address.uuid != w.hdr.uuid) ||
-        (p.remote_incarnation != 0 && p.remote_incarnation != w.hdr.incarnation)) {
+        (w.hdr.type == wire::kWireupReply && p.remote_incarnation != 0 &&
+         p.remote_incarnation != w.hdr.incarnation)) {
         ++stats_.dropped_malformed;
         return;
     }

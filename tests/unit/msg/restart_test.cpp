@@ -137,6 +137,7 @@ TEST_F(RestartTest, ARequestWithoutTheKeyResetsNothing) {
     runtime::proto::wire::WireupHdr h{};
     h.type = runtime::proto::wire::kWireupRequest;
     h.version = runtime::proto::wire::kProtocolVersion;
+    h.status = sizeof h;  // (a request states its header's size)
     h.sender_idx = 0;
     h.receiver_idx = runtime::proto::kNoPeer;
     h.addr_len = static_cast<uint16_t>(addr.size());
