@@ -115,8 +115,9 @@ struct Side {
     }
 };
 
-// Opens the fabric, domain, AV, CQ and an enabled endpoint from s.info (set by the caller).
-inline int open_objects(Side &s) {
+// Opens the fabric, domain, AV, CQ and an endpoint bound to them from s.info (set by the
+// caller), not enabled yet (fi_setname may still name it).
+inline int open_unenabled(Side &s) {
     const char *role = s.role;
     CHECK(fi_fabric(s.info->fabric_attr, &s.fabric, nullptr) == 0);
     CHECK(fi_domain(s.fabric, s.info, &s.domain, nullptr) == 0);
@@ -130,6 +131,13 @@ inline int open_objects(Side &s) {
     CHECK(fi_endpoint(s.domain, s.info, &s.ep, nullptr) == 0);
     CHECK(fi_ep_bind(s.ep, &s.av->fid, 0) == 0);
     CHECK(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV) == 0);
+    return 0;
+}
+
+// open_unenabled(), then fi_enable.
+inline int open_objects(Side &s) {
+    const char *role = s.role;
+    CHECK(open_unenabled(s) == 0);
     CHECK(fi_enable(s.ep) == 0);
     return 0;
 }
