@@ -10,6 +10,7 @@
 #include "runtime/mr/binding.h"
 #include "runtime/proto/atomic_ops.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
 
@@ -46,9 +47,11 @@ size_t pack_atomic(void *dest, void *arg) {
     std::memcpy(d, &a->h, sizeof a->h);
     size_t at = sizeof a->h;
     const size_t seg_bytes = a->segs->size() * sizeof(wire::RmaSeg);
-    std::memcpy(d + at, a->segs->data(), seg_bytes);
+    // (Fixed sizes for the one-segment, one-element case: copied inline, not by a libc call.)
+    if (a->segs->size() == 1) std::memcpy(d + at, a->segs->data(), sizeof(wire::RmaSeg));
+    else std::memcpy(d + at, a->segs->data(), seg_bytes);
     at += seg_bytes;
-    if (!a->values->empty()) std::memcpy(d + at, a->values->data(), a->values->size());
+    if (!a->values->empty()) copy_bytes(d + at, a->values->data(), a->values->size());
     return at + a->values->size();
 }
 
@@ -62,9 +65,13 @@ size_t pack_answer(void *dest, void *arg) {
     const auto *a = static_cast<const AnswerArgs *>(arg);
     auto *d = static_cast<uint8_t *>(dest);
     std::memcpy(d, &a->h, sizeof a->h);
-    if (a->len != 0) std::memcpy(d + sizeof a->h, a->result, a->len);
+    if (a->len != 0) copy_bytes(d + sizeof a->h, a->result, a->len);
     return sizeof a->h + a->len;
 }
+
+// An atomic request or answer this small goes as one am_short, staged on the stack: one
+// element with its compare value (32 + 24 + 2 x 16 bytes), or its answer.
+constexpr size_t kStagedAtomic = 96;
 
 // Whether the call carries operand values (FI_ATOMIC_READ does not).
 bool has_operand(int op) {
@@ -154,7 +161,15 @@ tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
     // Over `self` the answer arrives inside the send call (finish_send_rndv() marks it done).
     r.announcing = true;
     r.started = true;  // before the call: over `self` the answer arrives inside it
-    const tx::Status s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomic, pack_atomic, &a));
+    tx::Status s;
+    if (len <= kStagedAtomic && len <= p.lane.max_short()) {
+        // The common one-element atomic: the same bytes as one am_short (no pack callback).
+        uint8_t staged[kStagedAtomic];
+        pack_atomic(staged, &a);
+        s = send_staged(p, wire::kAmAtomic, staged, len);
+    } else {
+        s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomic, pack_atomic, &a));
+    }
     r.announcing = false;
     if (s != tx::kOk) {
         r.started = false;
@@ -187,7 +202,15 @@ void DataPath::send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_
     if (p.state == PeerState::kFailed) return;
     AnswerArgs a{{p.remote_idx, status, id, 0}, result, len};
     if (p.ctrl.empty()) {
-        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomicResp, pack_answer, &a));
+        const size_t n = sizeof a.h + len;
+        tx::Status s;
+        if (n <= kStagedAtomic && n <= p.lane.max_short()) {
+            uint8_t staged[kStagedAtomic];
+            pack_answer(staged, &a);
+            s = send_staged(p, wire::kAmAtomicResp, staged, n);
+        } else {
+            s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomicResp, pack_answer, &a));
+        }
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
             fail_peer(p, fi_errno_of(s));
@@ -238,7 +261,10 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
     const bool reads = kind != atomics::Kind::kWrite;
     const uint64_t access = (writes ? FI_REMOTE_WRITE : 0) | (reads ? FI_REMOTE_READ : 0);
     IovList where;
-    const int status = rma_target(p, segs, h.segments, bytes, access, true, where);
+    // (One segment, the usual case, takes the single-range check.)
+    const int status = h.segments == 1 && segs[0].len == bytes
+                           ? rma_target_one(p, segs[0], access, where)
+                           : rma_target(p, segs, h.segments, bytes, access, true, where);
     if (status != 0) {
         ++stats_.rma_refused;
         return send_atomic_answer(p, h.id, status, nullptr, 0);

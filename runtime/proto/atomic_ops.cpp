@@ -185,7 +185,7 @@ void apply_as(int op, size_t count, uint8_t *target, const uint8_t *operand,
 
 enum class Class { kNone, kInt, kReal, kComplex };
 
-Class class_of(int datatype) {
+constexpr Class class_of(int datatype) {
     switch (datatype) {
         case FI_INT8:
         case FI_UINT8:
@@ -225,7 +225,9 @@ float float_of(uint32_t u) {
 
 }  // namespace
 
-size_t element_size(int datatype) noexcept {
+namespace {
+
+constexpr uint8_t size_rule(int datatype) {
     switch (datatype) {
         case FI_INT8:
         case FI_UINT8:
@@ -245,13 +247,13 @@ size_t element_size(int datatype) noexcept {
         case FI_DOUBLE_COMPLEX:
         case FI_INT128:
         case FI_UINT128: return 16;
-        case FI_LONG_DOUBLE: return sizeof(long double);
-        case FI_LONG_DOUBLE_COMPLEX: return sizeof(std::complex<long double>);
+        case FI_LONG_DOUBLE: return uint8_t{sizeof(long double)};
+        case FI_LONG_DOUBLE_COMPLEX: return uint8_t{sizeof(std::complex<long double>)};
         default: return 0;
     }
 }
 
-bool valid(int op, int datatype, Kind kind) noexcept {
+constexpr bool valid_rule(int op, int datatype, Kind kind) {
     const Class c = class_of(datatype);
     if (c == Class::kNone) return false;
     switch (kind) {
@@ -289,6 +291,26 @@ bool valid(int op, int datatype, Kind kind) noexcept {
         default: return false;
     }
 }
+
+}  // namespace
+
+// The tables element_size() and valid() read (atomic_ops.h): the rules above, evaluated at
+// compile time, so that the data path's checks are a load each instead of two switches.
+static_assert(FI_FLOAT8_E5M2 < kDatatypeSlots && FI_DIFF < kOpSlots);
+
+constexpr ValidityTables make_tables() {
+    ValidityTables t{};
+    for (int d = 0; d < int{kDatatypeSlots}; ++d) {
+        t.size[d] = size_rule(d);
+        for (int k = 0; k < 3; ++k) {
+            for (int op = 0; op < int{kOpSlots}; ++op) {
+                if (valid_rule(op, d, static_cast<Kind>(k))) t.ops[k][op] |= uint32_t{1} << d;
+            }
+        }
+    }
+    return t;
+}
+constinit const ValidityTables kTables = make_tables();
 
 void apply(int op, int datatype, size_t count, uint8_t *target, const uint8_t *operand,
            const uint8_t *compare, uint8_t *result) noexcept {

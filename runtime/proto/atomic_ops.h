@@ -15,15 +15,34 @@ namespace ufi::runtime::proto::atomics {
 // back too), fi_compare_atomic (the update depends on a compare buffer; old values back).
 enum class Kind : uint8_t { kWrite = 0, kFetch = 1, kCompare = 2 };
 
+// Every fi_datatype and fi_op value is below these (1.x and 2.x: 20 datatypes, 20 ops).
+inline constexpr unsigned kDatatypeSlots = 32;
+inline constexpr unsigned kOpSlots = 32;
+
+// element_size() and valid() as tables (computed at compile time from the rules in
+// atomic_ops.cpp): each call checks one of them, on the initiator and at the target.
+struct ValidityTables {
+    uint8_t size[kDatatypeSlots];
+    uint32_t ops[3][kOpSlots];  // [Kind][op]: a bit per datatype
+};
+extern const ValidityTables kTables;
+
 // Bytes per element of `datatype` (long double: its storage, 16 on x86-64); 0 for a value
 // that is no datatype.
-size_t element_size(int datatype) noexcept;
+inline size_t element_size(int datatype) noexcept {
+    return static_cast<unsigned>(datatype) < kDatatypeSlots ? kTables.size[datatype] : 0;
+}
 
 // Whether `op` is defined on `datatype` for `kind` (fi_atomicvalid and friends): the integers
 // take every op; the real floating-point types (float16, bfloat16 and the float8 types
 // included) all but the bitwise ones and FI_MSWAP; the complex types the arithmetic, logical,
 // equality-compare and read/write ones only (no order, no bits).
-bool valid(int op, int datatype, Kind kind) noexcept;
+inline bool valid(int op, int datatype, Kind kind) noexcept {
+    const auto k = static_cast<unsigned>(kind);
+    return k < 3 && static_cast<unsigned>(op) < kOpSlots &&
+           static_cast<unsigned>(datatype) < kDatatypeSlots &&
+           ((kTables.ops[k][op] >> datatype) & 1u) != 0;
+}
 
 // Applies `op` to `count` elements at `target`: `operand` is the call's buffer (unused by
 // FI_ATOMIC_READ), `compare` its compare buffer (kCompare), `result` (may be null) receives the

@@ -477,6 +477,9 @@ class DataPath {
                                         uint64_t data) noexcept;
     // An RMA_WRITE_SHORT staged in `staged` (`n` bytes, headers first) to p's lane.
     transports::Status send_staged_write(Peer &p, const uint8_t *staged, size_t n) noexcept;
+    // One message of `n` >= 8 staged bytes as an am_short (the caller checked the lane's
+    // max_short).
+    transports::Status send_staged(Peer &p, uint8_t id, const uint8_t *staged, size_t n) noexcept;
     // An injected short write of [buf, +len) to a connected peer with nothing queued, sent at
     // once with no request record (Peer::untracked_writes counts it): true when it went
     // (fast_path.h).

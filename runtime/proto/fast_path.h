@@ -106,13 +106,18 @@ inline bool DataPath::fits_write_short(const Peer &p, size_t len, bool has_data)
     return n <= kStagedWriteShort && n <= p.lane.max_short();
 }
 
-inline transports::Status DataPath::send_staged_write(Peer &p, const uint8_t *staged,
-                                                      size_t n) noexcept {
-    // UCT's 8-byte short header is the header's first word (src, flags).
+inline transports::Status DataPath::send_staged(Peer &p, uint8_t id, const uint8_t *staged,
+                                                size_t n) noexcept {
+    // UCT's 8-byte short header is the message's first word: the receiver sees the same bytes
+    // as from a bcopy of the whole.
     uint64_t head;
     std::memcpy(&head, staged, sizeof head);
-    return p.lane.send_short(wire::kAmRmaWriteShort, head, staged + sizeof head,
-                             static_cast<unsigned>(n - sizeof head));
+    return p.lane.send_short(id, head, staged + sizeof head, static_cast<unsigned>(n - sizeof head));
+}
+
+inline transports::Status DataPath::send_staged_write(Peer &p, const uint8_t *staged,
+                                                      size_t n) noexcept {
+    return send_staged(p, wire::kAmRmaWriteShort, staged, n);
 }
 
 inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint64_t key,
