@@ -2,7 +2,9 @@
 // registration-cache hit), through the public API on the first domain fi_getinfo offers. The
 // minimum over rounds is steadier on a noisy machine than a mean (docs/performance.md).
 //   build/tools/bench/mr_hit_min [ROUNDS]    (default 30)
-// A program, not a test.
+// A program, not a test. It asks for API 1.17, the version of Debian 12's libfabric, so the
+// same source built against that library measures its providers beside ufi
+// (scripts/bench-mr.sh, FI_PROVIDER=shm).
 #define _GNU_SOURCE
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -25,7 +27,7 @@ int main(int argc, char **argv) {
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_MSG | FI_RMA;
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
-    if (fi_getinfo(FI_VERSION(1, 18), NULL, NULL, 0, hints, &info) != 0) {
+    if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info) != 0) {
         fprintf(stderr, "fi_getinfo found no domain\n");
         return 1;
     }
