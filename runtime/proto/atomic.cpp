@@ -69,16 +69,22 @@ size_t pack_answer(void *dest, void *arg) {
     return sizeof a->h + a->len;
 }
 
-// An atomic request or answer this small goes as one am_short, staged on the stack: one
-// element with its compare value (32 + 24 + 2 x 16 bytes), or its answer.
-constexpr size_t kStagedAtomic = 96;
-
 // Whether the call carries operand values (FI_ATOMIC_READ does not).
 bool has_operand(int op) {
     return op != FI_ATOMIC_READ;
 }
 
 }  // namespace
+
+tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg,
+                                 size_t len) noexcept {
+    if (len <= kStagedPacked && len <= p.lane.max_short()) {
+        uint8_t staged[kStagedPacked];
+        pack(staged, arg);
+        return send_staged(p, id, staged, len);
+    }
+    return status_of_bcopy(p.lane.send_bcopy(id, pack, arg));
+}
 
 // ---------------------------------------------------------------------------------------
 // Initiator
@@ -161,15 +167,8 @@ tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
     // Over `self` the answer arrives inside the send call (finish_send_rndv() marks it done).
     r.announcing = true;
     r.started = true;  // before the call: over `self` the answer arrives inside it
-    tx::Status s;
-    if (len <= kStagedAtomic && len <= p.lane.max_short()) {
-        // The common one-element atomic: the same bytes as one am_short (no pack callback).
-        uint8_t staged[kStagedAtomic];
-        pack_atomic(staged, &a);
-        s = send_staged(p, wire::kAmAtomic, staged, len);
-    } else {
-        s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomic, pack_atomic, &a));
-    }
+    // (A one-element atomic with its compare value, 32 + 24 + 2 x 16 bytes, goes short.)
+    const tx::Status s = send_packed(p, wire::kAmAtomic, pack_atomic, &a, len);
     r.announcing = false;
     if (s != tx::kOk) {
         r.started = false;
@@ -202,15 +201,7 @@ void DataPath::send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_
     if (p.state == PeerState::kFailed) return;
     AnswerArgs a{{p.remote_idx, status, id, 0}, result, len};
     if (p.ctrl.empty()) {
-        const size_t n = sizeof a.h + len;
-        tx::Status s;
-        if (n <= kStagedAtomic && n <= p.lane.max_short()) {
-            uint8_t staged[kStagedAtomic];
-            pack_answer(staged, &a);
-            s = send_staged(p, wire::kAmAtomicResp, staged, n);
-        } else {
-            s = status_of_bcopy(p.lane.send_bcopy(wire::kAmAtomicResp, pack_answer, &a));
-        }
+        const tx::Status s = send_packed(p, wire::kAmAtomicResp, pack_answer, &a, sizeof a.h + len);
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
             fail_peer(p, fi_errno_of(s));

@@ -480,6 +480,12 @@ class DataPath {
     // One message of `n` >= 8 staged bytes as an am_short (the caller checked the lane's
     // max_short).
     transports::Status send_staged(Peer &p, uint8_t id, const uint8_t *staged, size_t n) noexcept;
+    // One message of `len` bytes that `pack` writes: staged on the stack and sent as an
+    // am_short when it fits (kStagedPacked and the lane's short limit), a bcopy otherwise; the
+    // peer receives the same bytes either way.
+    static constexpr size_t kStagedPacked = 96;
+    transports::Status send_packed(Peer &p, uint8_t id, transports::PackFn pack, void *arg,
+                                   size_t len) noexcept;
     // An injected short write of [buf, +len) to a connected peer with nothing queued, sent at
     // once with no request record (Peer::untracked_writes counts it): true when it went
     // (fast_path.h).
