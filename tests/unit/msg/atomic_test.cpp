@@ -419,6 +419,22 @@ TEST_F(AtomicTest, RefusedAndMalformedAtomics) {
     EXPECT_EQ(fi_atomicmsg(a_.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
 }
 
+// The checks are tables indexed by the values an application passes: values outside the enums
+// (negative, between the last one and the table's end, far beyond it) are no datatype and no
+// op, and never index past the tables.
+TEST(AtomicFormats, ValuesOutsideTheEnumsAreNoDatatypeAndNoOp) {
+    for (int dt : {-1, FI_FLOAT8_E5M2 + 1, 31, 32, 1000, INT32_MIN}) {
+        EXPECT_EQ(atomics::element_size(dt), 0u) << dt;
+        EXPECT_FALSE(atomics::valid(FI_SUM, dt, atomics::Kind::kWrite)) << dt;
+    }
+    for (int op : {-1, FI_DIFF + 1, 31, 32, 1000, INT32_MIN}) {
+        EXPECT_FALSE(atomics::valid(op, FI_UINT64, atomics::Kind::kFetch)) << op;
+    }
+    EXPECT_FALSE(atomics::valid(FI_SUM, FI_UINT64, static_cast<atomics::Kind>(3)));
+    EXPECT_TRUE(atomics::valid(FI_SUM, FI_UINT64, atomics::Kind::kFetch));
+    EXPECT_EQ(atomics::element_size(FI_LONG_DOUBLE_COMPLEX), sizeof(std::complex<long double>));
+}
+
 // The small floating-point formats' conversions, on known bit patterns.
 TEST(AtomicFormats, SmallFloatConversions) {
     EXPECT_EQ(atomics::to_bfloat16(1.0f), 0x3F80);
