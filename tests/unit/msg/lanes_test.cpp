@@ -3,11 +3,10 @@
 // connect-to-iface lane and move their traffic there; otherwise they stay on the first lane.
 // Both sides start at once (crossing handshakes), and messages sent before, during and after
 // the move arrive whole and in order.
+#include "data_path_of.h"
 #include "msg_fixture.h"
 
 #include "runtime/config/config.h"
-#include "runtime/ep/binding.h"
-#include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "transports/address.h"
 #include "transports/lanes/rma_lane.h"
@@ -16,10 +15,6 @@
 
 namespace ufi::msg_test {
 namespace {
-
-runtime::proto::DataPath *data_path(fid_ep *ep) {
-    return runtime::ep::endpoint_of(&ep->fid)->data_path();
-}
 
 // An address as a peer needs it: self, which only the endpoint itself uses, left out.
 transports::address::EndpointAddress without_self(transports::address::EndpointAddress a) {

@@ -4,10 +4,9 @@
 // new incarnation) or an AV entry with its new address resets the peer: what was on its way
 // to or from the old endpoint fails with FI_ECONNRESET, and the old AV entry reaches the new
 // endpoint. B restarts here; A is the peer that must notice.
+#include "data_path_of.h"
 #include "msg_fixture.h"
 
-#include "runtime/ep/binding.h"
-#include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 #include "transports/address.h"
@@ -16,10 +15,6 @@
 
 namespace ufi::msg_test {
 namespace {
-
-runtime::proto::DataPath *data_path(fid_ep *ep) {
-    return runtime::ep::endpoint_of(&ep->fid)->data_path();
-}
 
 class RestartTest : public MsgTest {
   protected:

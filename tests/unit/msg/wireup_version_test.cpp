@@ -2,10 +2,9 @@
 // its header's size, which requests state since version 5; versions 1-4 had the 32-byte
 // prefix alone) is answered with a refusal made of the prefix every version reads, and the
 // refused side's operations fail with FI_ECONNREFUSED.
+#include "data_path_of.h"
 #include "msg_fixture.h"
 
-#include "runtime/ep/binding.h"
-#include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 #include "transports/address.h"
@@ -16,10 +15,6 @@ namespace ufi::msg_test {
 namespace {
 
 namespace wire = runtime::proto::wire;
-
-runtime::proto::DataPath *data_path(fid_ep *ep) {
-    return runtime::ep::endpoint_of(&ep->fid)->data_path();
-}
 
 TEST_F(MsgTest, ARequestOfAnOlderProtocolVersionIsRefusedInAFormItReads) {
     open_side(c_);
