@@ -101,6 +101,16 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
 }
 
 DataPath::~DataPath() {
+    // What this endpoint's traffic did, for the one who asked what runs (UFI_PROTO_INFO):
+    // a high queued or unexpected count says where a benchmark's time went.
+    const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
+    const DataPathStats &s = stats_;
+    UFI_LOG(level, Subsys::EpData,
+            "endpoint closed: {} sends waited in a peer queue, {} messages came unexpected, {} "
+            "by rendezvous sent ({} get, {} put, {} active-message received); dropped {} "
+            "malformed, {} from unknown sources; {} RMA accesses refused, {} peers restarted",
+            s.sends_queued, s.unexpected, s.rndv_sends, s.rndv_get, s.rndv_put, s.rndv_am,
+            s.dropped_malformed, s.dropped_unknown_src, s.rma_refused, s.peer_restarts);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces.
     peers_.clear();
@@ -131,6 +141,14 @@ unsigned DataPath::progress() noexcept {
     }
     busy_draining_.clear();
     return done;
+}
+
+bool DataPath::relieve_lane(Peer &p) noexcept {
+    const uint32_t idx = p.local_idx;  // (progress may put a fresh peer in its place)
+    worker_->progress();
+    if (wants_progress()) progress();
+    const Peer *now = peers_[idx].get();
+    return now->state == PeerState::kConnected && now->queue.empty();
 }
 
 void DataPath::mark_busy(Peer &p) {

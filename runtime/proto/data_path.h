@@ -121,6 +121,8 @@ struct DataPathStats {
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
     uint64_t lane_upgrades = 0;       // peers reached by host and port moved to a better lane
     uint64_t unexpected = 0;          // messages that arrived before their receive
+    uint64_t sends_queued = 0;        // operations that waited in a peer's queue (lane full,
+                                      // connecting, fenced or ordered behind others)
     uint64_t rndv_sends = 0;          // messages sent by rendezvous
     uint64_t rndv_get = 0;            // received by each rendezvous protocol
     uint64_t rndv_put = 0;
@@ -143,8 +145,9 @@ class DataPath {
     // writes no completion. 0, -FI_EAGAIN (tx queue full), -FI_EINVAL (dest names no AV
     // entry), -FI_EMSGSIZE (beyond max_msg_size, or FI_INJECT beyond the inject size), or
     // the peer's error (it failed or refused this endpoint).
+    // `relieved`: the caller progressed once already for this call (relieve_lane()).
     ssize_t send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags, uint64_t tag,
-                 uint64_t data, bool tagged, bool inject) noexcept;
+                 uint64_t data, bool tagged, bool inject, bool relieved = false) noexcept;
     // fi_recv* / fi_trecv*: src is FI_ADDR_UNSPEC for any source (directed receive needs
     // FI_DIRECTED_RECV, or FI_TAGGED_DIRECTED_RECV for tagged ones); FI_MULTI_RECV makes the
     // buffer take message after message (tagged ones with FI_TAGGED_MULTI_RECV). 0,
@@ -236,6 +239,21 @@ class DataPath {
 
   private:
     explicit DataPath(const DataPathConfig &config);
+
+    // send_buffer()'s short way (fast_path.h): sent, not for this message (another protocol,
+    // a peer not connected, a failed lane: send() decides), the lane refused it for room, or
+    // sends already wait in the peer's queue.
+    enum class ShortSend : uint8_t { kSent, kNotHere, kLaneFull, kQueueWaits };
+    inline ShortSend try_send_short(Peer *p, const void *buf, size_t len, void *context,
+                                    uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
+                                    bool inject) noexcept;
+    // An application's send found `p`'s lane full or its queue waiting: progresses the
+    // endpoint once, as the application's next poll would (a shared-memory lane that once
+    // refused takes nothing until its sender's iface is progressed), so that a sender
+    // streaming without polling keeps its messages going out instead of queueing them.
+    // True when the peer's queue is empty afterwards (a short send may go). Called only
+    // from an application's call (never from a handler: progress is not reentrant).
+    bool relieve_lane(Peer &p) noexcept;
 
     // --- Peers and wireup (wireup.cpp) ---
     // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
@@ -331,8 +349,9 @@ class DataPath {
     // the lane is full (r->offset says how far), or the lane's error.
     transports::Status push(Peer &p, SendReq &r) noexcept;
     // A filled record of a new operation to p (one tx credit): pushed at once when nothing
-    // waits before it, else queued in order. Always 0 (a failure completes it with the error).
-    ssize_t submit(Peer &p, SendReq *r) noexcept;
+    // waits before it, else (after relieve_lane(), unless `relieved` says the call did so)
+    // queued in order. Always 0 (a failure completes it with the error).
+    ssize_t submit(Peer &p, SendReq *r, bool relieved = false) noexcept;
     // An RMA's or atomic's record, from the pool, for the peer `dest` names (connecting it on
     // first use): nullptr with rc -FI_EINVAL (no such entry), -FI_EAGAIN (no tx credit), the
     // peer's failure, or -FI_ENOMEM.

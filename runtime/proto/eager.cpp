@@ -93,7 +93,8 @@ transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t t
 }
 
 ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
-                       uint64_t tag, uint64_t data, bool tagged, bool inject) noexcept {
+                       uint64_t tag, uint64_t data, bool tagged, bool inject,
+                       bool relieved) noexcept {
     if (iov.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
     if ((flags & FI_INJECT) &&
         iov.total > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size)) {
@@ -161,28 +162,56 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     r->offset = 0;
     r->started = false;
     r->status = 0;
-    return submit(*p, r);
+    return submit(*p, r, relieved);
 }
 
-ssize_t DataPath::submit(Peer &p, SendReq *r) noexcept {
+ssize_t DataPath::submit(Peer &p_in, SendReq *r, bool relieved) noexcept {
     ++tx_outstanding_;
-    if (p.state == PeerState::kConnected && p.queue.empty()) {
-        const transports::Status s = push(p, *r);
-        if (s == transports::kOk) {
-            finish_send(r, r->status);
+    Peer *p = &p_in;
+    for (;;) {
+        if (p->state == PeerState::kConnected && p->queue.empty()) {
+            const transports::Status s = push(*p, *r);
+            if (s == transports::kOk) {
+                finish_send(r, r->status);
+                return 0;
+            }
+            if (s == kHandedOff) return 0;  // went out: the peer's answer finishes it
+            if (s != transports::kNoResource) {
+                const int rc = fi_errno_of(s);
+                p->queue.push_back(r);
+                fail_peer(*p, rc);  // completes r (and everything queued) with the error
+                return 0;
+            }
+        }
+        // The lane full or sends waiting before this one: progress once, then try again.
+        // (r is no one's yet: progress cannot touch it. It may reset the peer in place.)
+        if (relieved || p->state != PeerState::kConnected) break;
+        relieved = true;
+        const uint32_t idx = p->local_idx;
+        const Peer *before = p;
+        const bool room = relieve_lane(*p);
+        p = peers_[idx].get();
+        if (p != before && r->started) {
+            // Reset during progress (its endpoint came back) with part of a message gone to
+            // the old one: the rest means nothing to the new one.
+            finish_send(r, -FI_ECONNRESET);
             return 0;
         }
-        if (s == kHandedOff) return 0;  // went out: the peer's answer finishes it
-        if (s != transports::kNoResource) {
-            const int rc = fi_errno_of(s);
-            p.queue.push_back(r);
-            fail_peer(p, rc);  // completes r (and everything queued) with the error
+        if (!room) break;
+    }
+    if (relieved) {
+        // What progress did to the peer: a fresh one in its place (a restart) connects; a
+        // failed one fails this operation as it failed those it held.
+        if (p->state == PeerState::kKnown) connect(*p);
+        if (p->state == PeerState::kFailed) {
+            finish_send(r, p->fail_status);
             return 0;
         }
     }
     // Connecting, or the lane is full (or a fence waits): in order behind what waits already.
-    p.queue.push_back(r);
-    mark_busy(p);
+    ++stats_.sends_queued;
+    p->queue.push_back(r);
+    mark_busy(*p);
     return 0;
 }
 

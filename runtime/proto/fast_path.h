@@ -40,50 +40,69 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
     return at + len;
 }
 
-inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
-                                     uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
-                                     bool inject) noexcept {
-    Peer *p = peer_for_addr(dest);
+inline DataPath::ShortSend DataPath::try_send_short(Peer *p, const void *buf, size_t len,
+                                                     void *context, uint64_t flags, uint64_t tag,
+                                                     uint64_t data, bool tagged,
+                                                     bool inject) noexcept {
+    if (p == nullptr || p->state != PeerState::kConnected) return ShortSend::kNotHere;
+    if (!p->queue.empty()) return ShortSend::kQueueWaits;
     const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
     // The wire form is eager's (wire::EagerHdr, data, payload): UCT's 8-byte short header is
     // the tag, the rest is staged here so the message goes as one am_short.
     const size_t after_tag = sizeof(wire::EagerHdr) - sizeof(uint64_t) + (has_data ? 8 : 0);
-    if (p != nullptr && p->state == PeerState::kConnected && p->queue.empty() &&
-        p->rma_handed_off == 0 &&  // (ordered endpoints: messages wait behind RMA)
-        tx_outstanding_ < tx_size_ && len <= p->rndv_thresh &&
-        len + after_tag + sizeof(uint64_t) <= p->lane.max_short() &&
-        len + after_tag <= kStagedShort &&
-        !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE)) &&
-        (!(flags & FI_INJECT) ||
-         len <= (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
-        uint8_t staged[kStagedShort];
-        const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
-                                    (has_data ? uint32_t{wire::kHasData} : 0u);
-        const size_t n = stage_eager_short(staged, p->remote_idx, wire_flags, data, buf, len);
-        if (p->lane.send_short(wire::kAmEager, tag, staged, static_cast<unsigned>(n)) ==
-            transports::kOk) {
-            // UCT copied it: complete when the call returns, FI_INJECT included.
-            if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) &&
-                cfg_.tx_cq != nullptr) {
-                const uint64_t cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-                if (!overflow_.empty() ||
-                    cfg_.tx_cq->write(context, cq_flags, 0, nullptr, 0, 0) != 0) {
-                    Completion c{};
-                    c.cq = cfg_.tx_cq;
-                    c.context = context;
-                    c.flags = cq_flags;
-                    c.src = FI_ADDR_NOTAVAIL;
-                    write_completion(c);  // behind the completions a full CQ holds back
-                }
-            }
-            if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, len);
-            return 0;
+    if (p->rma_handed_off != 0 ||  // (ordered endpoints: messages wait behind RMA)
+        tx_outstanding_ >= tx_size_ || len > p->rndv_thresh ||
+        len + after_tag + sizeof(uint64_t) > p->lane.max_short() ||
+        len + after_tag > kStagedShort ||
+        (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE)) ||
+        ((flags & FI_INJECT) &&
+         len > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
+        return ShortSend::kNotHere;
+    }
+    uint8_t staged[kStagedShort];
+    const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
+                                (has_data ? uint32_t{wire::kHasData} : 0u);
+    const size_t n = stage_eager_short(staged, p->remote_idx, wire_flags, data, buf, len);
+    const transports::Status s =
+        p->lane.send_short(wire::kAmEager, tag, staged, static_cast<unsigned>(n));
+    if (s != transports::kOk) [[unlikely]] {
+        // A full lane: relieve_lane() may make room. A failed one fails the peer in send().
+        return s == transports::kNoResource ? ShortSend::kLaneFull : ShortSend::kNotHere;
+    }
+    // UCT copied it: complete when the call returns, FI_INJECT included.
+    if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) && cfg_.tx_cq != nullptr) {
+        const uint64_t cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+        if (!overflow_.empty() || cfg_.tx_cq->write(context, cq_flags, 0, nullptr, 0, 0) != 0) {
+            Completion c{};
+            c.cq = cfg_.tx_cq;
+            c.context = context;
+            c.flags = cq_flags;
+            c.src = FI_ADDR_NOTAVAIL;
+            write_completion(c);  // behind the completions a full CQ holds back
         }
-        // A full lane queues it, a failed one fails the peer: send() does both.
+    }
+    if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, len);
+    return ShortSend::kSent;
+}
+
+inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
+                                     uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
+                                     bool inject) noexcept {
+    Peer *p = peer_for_addr(dest);
+    ShortSend s = try_send_short(p, buf, len, context, flags, tag, data, tagged, inject);
+    if (s == ShortSend::kSent) [[likely]]
+        return 0;
+    const bool relieved = s != ShortSend::kNotHere;
+    if (relieved && relieve_lane(*p)) {
+        // Room again and nothing queued: the short way after all. (Progress may have reset
+        // the peer: look it up again.)
+        p = peer_for_addr(dest);
+        s = try_send_short(p, buf, len, context, flags, tag, data, tagged, inject);
+        if (s == ShortSend::kSent) return 0;
     }
     IovList iov;
     iov.set(buf, len);
-    return send(iov, dest, context, flags, tag, data, tagged, inject);
+    return send(iov, dest, context, flags, tag, data, tagged, inject, relieved);
 }
 
 // The largest RMA_WRITE_SHORT staged on the stack (headers included): above every
