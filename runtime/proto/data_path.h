@@ -254,6 +254,12 @@ class DataPath {
     // True when the peer's queue is empty afterwards (a short send may go). Called only
     // from an application's call (never from a handler: progress is not reentrant).
     bool relieve_lane(Peer &p) noexcept;
+    // send_buffer() when the short way did not take it (`first` says why): relieve_lane() and
+    // the short way again where that may help, else send(). Out of line (eager.cpp), so
+    // that the short way stays one inlined function.
+    ssize_t send_buffer_otherwise(ShortSend first, const void *buf, size_t len, fi_addr_t dest,
+                                  void *context, uint64_t flags, uint64_t tag, uint64_t data,
+                                  bool tagged, bool inject) noexcept;
 
     // --- Peers and wireup (wireup.cpp) ---
     // The peer an AV entry names, made known on first use; nullptr when fi_addr names no

@@ -92,6 +92,24 @@ transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t t
     return kNeedsFragments;
 }
 
+ssize_t DataPath::send_buffer_otherwise(ShortSend first, const void *buf, size_t len,
+                                        fi_addr_t dest, void *context, uint64_t flags,
+                                        uint64_t tag, uint64_t data, bool tagged,
+                                        bool inject) noexcept {
+    const bool relieved = first != ShortSend::kNotHere;
+    if (relieved && relieve_lane(*peer_for_addr(dest))) {
+        // Room again and nothing queued: the short way after all. (Progress may have reset
+        // the peer: look it up again.)
+        if (try_send_short(peer_for_addr(dest), buf, len, context, flags, tag, data, tagged,
+                           inject) == ShortSend::kSent) {
+            return 0;
+        }
+    }
+    IovList iov;
+    iov.set(buf, len);
+    return send(iov, dest, context, flags, tag, data, tagged, inject, relieved);
+}
+
 ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
                        uint64_t tag, uint64_t data, bool tagged, bool inject,
                        bool relieved) noexcept {

@@ -40,7 +40,7 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
     return at + len;
 }
 
-inline DataPath::ShortSend DataPath::try_send_short(Peer *p, const void *buf, size_t len,
+[[gnu::always_inline]] inline DataPath::ShortSend DataPath::try_send_short(Peer *p, const void *buf, size_t len,
                                                      void *context, uint64_t flags, uint64_t tag,
                                                      uint64_t data, bool tagged,
                                                      bool inject) noexcept {
@@ -89,20 +89,10 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
                                      uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
                                      bool inject) noexcept {
     Peer *p = peer_for_addr(dest);
-    ShortSend s = try_send_short(p, buf, len, context, flags, tag, data, tagged, inject);
+    const ShortSend s = try_send_short(p, buf, len, context, flags, tag, data, tagged, inject);
     if (s == ShortSend::kSent) [[likely]]
         return 0;
-    const bool relieved = s != ShortSend::kNotHere;
-    if (relieved && relieve_lane(*p)) {
-        // Room again and nothing queued: the short way after all. (Progress may have reset
-        // the peer: look it up again.)
-        p = peer_for_addr(dest);
-        s = try_send_short(p, buf, len, context, flags, tag, data, tagged, inject);
-        if (s == ShortSend::kSent) return 0;
-    }
-    IovList iov;
-    iov.set(buf, len);
-    return send(iov, dest, context, flags, tag, data, tagged, inject, relieved);
+    return send_buffer_otherwise(s, buf, len, dest, context, flags, tag, data, tagged, inject);
 }
 
 // The largest RMA_WRITE_SHORT staged on the stack (headers included): above every
