@@ -662,6 +662,9 @@ void let_named_peers_close_first(const transports::EndpointWorker &worker) noexc
 
 }  // namespace
 
+// How long fi_close waits, in all, for room on full lanes to tell its peers it closes.
+constexpr int kGoodbyeBoundMs = 100;
+
 int Endpoint::close() noexcept {
     {
         std::lock_guard<std::mutex> lock(ctl_mutex_);
@@ -672,6 +675,12 @@ int Endpoint::close() noexcept {
             return -FI_EBUSY;
         }
         progress_thread_.stop();  // before anything it drives goes (it takes the worker lock)
+        {
+            // The peers learn of the close before the lanes go (while the CQs and counters are
+            // still bound: a full lane is progressed for room).
+            std::lock_guard<OptionalMutex> wlock(worker_lock_);
+            if (data_path_) data_path_->say_goodbye(kGoodbyeBoundMs);
+        }
         unbind_all();
         {
             // uct-brief section 8: ifaces, then the worker, then the async context (the

@@ -201,6 +201,11 @@ class DataPath {
     // After the worker's progress: queued sends, wireup messages owed, completions a full CQ
     // refused. Returns the work done.
     unsigned progress() noexcept;
+    // fi_close, before the lanes go: tells every connected peer that this endpoint is closing
+    // (WIREUP_CLOSE on its lane), so that its operations towards this endpoint fail with
+    // FI_ECONNRESET instead of waiting, or going into a shared-memory FIFO nobody reads any
+    // more. Progresses the endpoint for lanes that are full, within `bound_ms` in all.
+    void say_goodbye(int bound_ms) noexcept;
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
         return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||
@@ -297,6 +302,14 @@ class DataPath {
     void promote_p2p(Peer &p);
     void drop_p2p(Peer &p) noexcept;
     void handle_wireup_ack(const WireupView &w);
+    transports::Status send_close(Peer &p);
+    // WIREUP_CLOSE from a connected peer (its incarnation must match: the identity is no
+    // secret): progress() fails it (peer_closed()).
+    void handle_close(const WireupView &w);
+    // The peer's endpoint closed: its operations fail with FI_ECONNRESET, what it announced
+    // and this side had not received fails its receive, its lanes go. An AV entry inserted
+    // since, or its own request under a new incarnation, connects it afresh.
+    void peer_closed(Peer &p) noexcept;
     // A peer known by host and port, or by a name that leaves records out, answered with its
     // full address: its traffic moves to the best lane both reach, when that is another one
     // (before anything but the request went).
@@ -629,6 +642,13 @@ class DataPath {
         std::vector<uint8_t> request;  // the whole WIREUP message
     };
     std::vector<PendingRestart> restarts_;
+    // Peers whose WIREUP_CLOSE came inside a UCT callback: progress() fails them (their lanes
+    // are destroyed there, where no callback of theirs runs).
+    struct ClosedPeer {
+        uint32_t peer;
+        uint64_t incarnation;  // the one that closed (a restart may have replaced it since)
+    };
+    std::vector<ClosedPeer> closed_;
 
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;

@@ -7,6 +7,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include <chrono>
+
 namespace ufi::runtime::proto {
 
 using log::Subsys;
@@ -46,6 +48,52 @@ void DataPath::handle_failures() noexcept {
             p.p2p.reset();
             fail_rndv(p, true);
             break;
+        }
+    }
+}
+
+void DataPath::peer_closed(Peer &p) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    UFI_LOG_INFO(Subsys::EpData,
+                 "peer {} closed its endpoint: its operations complete with FI_ECONNRESET",
+                 transports::address::describe(p.address));
+    fail_peer(p, -FI_ECONNRESET);
+    p.rma.reset();
+    p.lane.reset();
+    p.aux.reset();
+    p.p2p.reset();
+    fail_rndv(p, true);
+    // What it announced and this side had not received yet went with it.
+    for (List<UnexpMsg> *q : {&unexp_tagged_, &unexp_msg_}) {
+        for (UnexpMsg *u = q->front(); u != nullptr; u = u->hook.next) {
+            if (u->src == p.local_idx && u->rts) u->sender_gone = true;
+        }
+    }
+}
+
+void DataPath::say_goodbye(int bound_ms) noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
+    for (auto &pp : peers_) {
+        Peer &p = *pp;
+        // Connected peers that know this endpoint's incarnation (the close names it), but not
+        // this endpoint itself (an AV entry of its own name, over self), and not over a lane a
+        // fork() child inherited: the parent's endpoint is not closing (docs/fork.md).
+        if (p.state != PeerState::kConnected || !p.lane.connected() || p.lane.inherited() ||
+            p.remote_incarnation == 0 ||
+            (p.address.uuid == cfg_.uuid && p.address.endpoint_id == cfg_.endpoint_id)) {
+            continue;
+        }
+        for (;;) {
+            const transports::Status s = send_close(p);
+            if (s != transports::kNoResource) break;  // sent, or the lane failed: nothing to tell
+            if (std::chrono::steady_clock::now() >= deadline) {
+                UFI_LOG_DEBUG(Subsys::EpData,
+                              "fi_close: the lane to {} stayed full; it is not told of the close",
+                              transports::address::describe(p.address));
+                break;
+            }
+            worker_->progress();  // room on the full lane (a shared-memory lane needs its
+                                  // sender's progress once it refused)
         }
     }
 }

@@ -467,12 +467,16 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
         if (w.hdr.addr_len) w.addr = body;
         if (w.hdr.p2p_len) w.p2p = body + w.hdr.addr_len;
         handle_reply(w);
-    } else if (w.hdr.type == wire::kWireupAck) {
+    } else if (w.hdr.type == wire::kWireupAck || w.hdr.type == wire::kWireupClose) {
         if (length != hdr_size || extra != 0) {
             ++stats_.dropped_malformed;
             return;
         }
-        handle_wireup_ack(w);
+        if (w.hdr.type == wire::kWireupAck) {
+            handle_wireup_ack(w);
+        } else {
+            handle_close(w);
+        }
     } else {
         ++stats_.dropped_malformed;
     }
@@ -743,6 +747,38 @@ void DataPath::handle_wireup_ack(const WireupView &w) {
         set_connected(p);
         mark_busy(p);
     }
+}
+
+transports::Status DataPath::send_close(Peer &p) {
+    wire::WireupHdr h{};
+    h.type = wire::kWireupClose;
+    h.version = wire::kProtocolVersion;
+    h.sender_idx = p.remote_idx;  // the receiver's own index for us
+    h.receiver_idx = p.local_idx;
+    h.uuid = cfg_.uuid;
+    h.endpoint_id = cfg_.endpoint_id;
+    h.incarnation = cfg_.incarnation;
+    WireupPack w{&h, sizeof h, nullptr, 0, nullptr, 0};
+    return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
+}
+
+void DataPath::handle_close(const WireupView &w) {
+    const uint32_t idx = w.hdr.sender_idx;  // our own index for the sender
+    if (idx >= peers_.size()) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    Peer &p = *peers_[idx];
+    // The identity is in every name; the incarnation only in the handshake: a message that
+    // does not know it fails nobody.
+    if (p.address.uuid != w.hdr.uuid || p.address.endpoint_id != w.hdr.endpoint_id ||
+        p.remote_incarnation == 0 || p.remote_incarnation != w.hdr.incarnation) {
+        ++stats_.dropped_malformed;
+        return;
+    }
+    if (p.state == PeerState::kFailed) return;
+    closed_.push_back(ClosedPeer{idx, w.hdr.incarnation});
+    mark_busy(p);  // progress() fails it first
 }
 
 void DataPath::set_connected(Peer &p) {

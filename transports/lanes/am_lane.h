@@ -68,6 +68,8 @@ class AmLane {
     bool p2p() const noexcept { return p2p_; }
 
     bool connected() const noexcept { return static_cast<bool>(ep_); }
+    // Made by an ancestor process: this fork() child holds a copy of the parent's connection.
+    bool inherited() const noexcept { return ep_.inherited(); }
     const Resource &resource() const noexcept { return *iface_->resource; }
     const OpenIface &iface() const noexcept { return *iface_; }
     // Bytes one short message may carry in all (its iovs together).

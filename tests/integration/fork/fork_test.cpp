@@ -18,6 +18,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include <gtest/gtest.h>
 
@@ -398,3 +399,119 @@ TEST(Fork, ChildClosesACqAParentThreadSleepsOn) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two endpoints of one domain that have talked both ways (each knows the other's
+// incarnation, so a close of either would be told to the other).
+struct ConnectedPair {
+    fi_info *info = nullptr;
+    fid_fabric *fabric = nullptr;
+    fid_domain *domain = nullptr;
+    fid_av *av[2] = {};
+    fid_cq *cq[2] = {};
+    fid_ep *ep[2] = {};
+    fi_addr_t to[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};  // to[i]: the other in i's AV
+
+    // 0, or the failing line.
+    int open() {
+        fi_info *hints = fi_allocinfo();
+        hints->caps = FI_TAGGED;
+        hints->ep_attr->type = FI_EP_RDM;
+        const int rc = fi_getinfo(FI_VERSION(1, 18), nullptr, nullptr, 0, hints, &info);
+        fi_freeinfo(hints);
+        if (rc != 0) return __LINE__;
+        if (fi_fabric(info->fabric_attr, &fabric, nullptr) != 0) return __LINE__;
+        if (fi_domain(fabric, info, &domain, nullptr) != 0) return __LINE__;
+        std::vector<uint8_t> names[2];
+        for (int i = 0; i < 2; ++i) {
+            fi_av_attr av_attr{};
+            fi_cq_attr cq_attr{};
+            cq_attr.format = FI_CQ_FORMAT_TAGGED;
+            if (fi_av_open(domain, &av_attr, &av[i], nullptr) != 0) return __LINE__;
+            if (fi_cq_open(domain, &cq_attr, &cq[i], nullptr) != 0) return __LINE__;
+            if (fi_endpoint(domain, info, &ep[i], nullptr) != 0) return __LINE__;
+            if (fi_ep_bind(ep[i], &av[i]->fid, 0) != 0) return __LINE__;
+            if (fi_ep_bind(ep[i], &cq[i]->fid, FI_TRANSMIT | FI_RECV) != 0) return __LINE__;
+            if (fi_enable(ep[i]) != 0) return __LINE__;
+            size_t len = 256;
+            names[i].resize(len);
+            if (fi_getname(&ep[i]->fid, names[i].data(), &len) != 0) return __LINE__;
+            names[i].resize(len);
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fi_av_insert(av[i], names[1 - i].data(), 1, &to[i], 0, nullptr) != 1) return __LINE__;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (int line = exchange(i)) return line;
+        }
+        return 0;
+    }
+    // One message from endpoint `from` to the other, waited for on both sides (bounded).
+    int exchange(int from) {
+        const int other = 1 - from;
+        uint64_t in = 0, out = 7 + from;
+        if (fi_trecv(ep[other], &in, sizeof in, nullptr, FI_ADDR_UNSPEC, 5, 0, nullptr) != 0) return __LINE__;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        ssize_t rc;
+        while ((rc = fi_tsend(ep[from], &out, sizeof out, nullptr, to[from], 5, nullptr)) == -FI_EAGAIN) {
+            if (std::chrono::steady_clock::now() > deadline) return __LINE__;
+            poll_both();
+        }
+        if (rc != 0) return __LINE__;
+        bool got[2] = {false, false};
+        while (!got[0] || !got[1]) {
+            if (std::chrono::steady_clock::now() > deadline) return __LINE__;
+            for (int i = 0; i < 2; ++i) {
+                fi_cq_tagged_entry e;
+                const ssize_t n = fi_cq_read(cq[i], &e, 1);
+                if (n == 1) got[i] = true;
+                else if (n != -FI_EAGAIN) return __LINE__;
+            }
+        }
+        return in == out ? 0 : __LINE__;
+    }
+    void poll_both() {
+        fi_cq_tagged_entry none;
+        for (fid_cq *c : cq) (void)fi_cq_read(c, &none, 0);
+    }
+    void close() {
+        for (int i = 0; i < 2; ++i) {
+            for (fid_t f : {ep[i] ? &ep[i]->fid : nullptr, cq[i] ? &cq[i]->fid : nullptr,
+                            av[i] ? &av[i]->fid : nullptr}) {
+                if (f != nullptr) {
+                    EXPECT_EQ(fi_close(f), 0);
+                }
+            }
+        }
+        if (domain) {
+            EXPECT_EQ(fi_close(&domain->fid), 0);
+        }
+        if (fabric) {
+            EXPECT_EQ(fi_close(&fabric->fid), 0);
+        }
+        if (info) fi_freeinfo(info);
+    }
+};
+
+}  // namespace
+
+// A child that closes an inherited endpoint with peers does not tell them it closes (its
+// close would reach them over the parent's connections, docs/fork.md): the parent's two
+// endpoints go on talking both ways.
+TEST(Fork, AChildClosingAnInheritedEndpointTellsItsPeersNothing) {
+    ConnectedPair pair;
+    ASSERT_EQ(pair.open(), 0) << "line of the call that failed";
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        alarm(kChildTimeoutS);
+        _exit(fi_close(&pair.ep[0]->fid) == 0 ? 0 : 1);
+    }
+    EXPECT_EQ(wait_bounded(pid, kChildTimeoutS + 5), 0);
+    for (int i = 0; i < 50; ++i) pair.poll_both();
+    EXPECT_EQ(pair.exchange(1), 0) << "line of the step that failed: the peer of endpoint 0 failed?";
+    EXPECT_EQ(pair.exchange(0), 0) << "line of the step that failed";
+    pair.close();
+}
