@@ -294,6 +294,8 @@ class DataPath {
     transports::Status send_request(Peer &p);
     transports::Status send_reply(Peer &p, uint16_t status, uint32_t sender_idx, uint8_t type);
     transports::Status send_wireup_ack(Peer &p);
+    // A WIREUP message of the header alone (acks, closes) on the peer's lane.
+    transports::Status send_header_only(Peer &p, uint8_t type, uint16_t status);
     // Endpoint-to-endpoint lanes (wireup.cpp): the section this side's messages carry (empty:
     // none); taking the peer's (false: this side will not connect that way, p2p dropped);
     // moving the traffic to the p2p lane once both sides connected; giving it up.
@@ -310,6 +312,10 @@ class DataPath {
     // and this side had not received fails its receive, its lanes go. An AV entry inserted
     // since, or its own request under a new incarnation, connects it afresh.
     void peer_closed(Peer &p) noexcept;
+    // A peer whose endpoint is gone (closed, or replaced by a restart): its UCT endpoints are
+    // destroyed (the transfers still counting zero-copy operations on them finish), and what
+    // it announced and this side had not received is marked gone with it.
+    void drop_gone_peer(Peer &p) noexcept;
     // A peer known by host and port, or by a name that leaves records out, answered with its
     // full address: its traffic moves to the best lane both reach, when that is another one
     // (before anything but the request went).

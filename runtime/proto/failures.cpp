@@ -58,12 +58,15 @@ void DataPath::peer_closed(Peer &p) noexcept {
                  "peer {} closed its endpoint: its operations complete with FI_ECONNRESET",
                  transports::address::describe(p.address));
     fail_peer(p, -FI_ECONNRESET);
+    drop_gone_peer(p);
+}
+
+void DataPath::drop_gone_peer(Peer &p) noexcept {
     p.rma.reset();
     p.lane.reset();
     p.aux.reset();
     p.p2p.reset();
     fail_rndv(p, true);
-    // What it announced and this side had not received yet went with it.
     for (List<UnexpMsg> *q : {&unexp_tagged_, &unexp_msg_}) {
         for (UnexpMsg *u = q->front(); u != nullptr; u = u->hook.next) {
             if (u->src == p.local_idx && u->rts) u->sender_gone = true;

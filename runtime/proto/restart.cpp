@@ -28,19 +28,7 @@ Peer &DataPath::restart_peer(uint32_t idx, address::EndpointAddress &&a, const c
                  "fails with FI_ECONNRESET, and the new one is connected afresh",
                  address::describe(old.address), why);
     if (old.state != PeerState::kFailed) fail_peer(old, -FI_ECONNRESET);
-    // As for a peer the transports reported dead (handle_failures): its UCT endpoints go, and
-    // the transfers still counting zero-copy operations on them finish now.
-    old.rma.reset();
-    old.lane.reset();
-    old.aux.reset();
-    old.p2p.reset();
-    fail_rndv(old, true);
-    // What it announced and this side had not received yet is gone with it.
-    for (List<UnexpMsg> *q : {&unexp_tagged_, &unexp_msg_}) {
-        for (UnexpMsg *u = q->front(); u != nullptr; u = u->hook.next) {
-            if (u->src == idx && u->rts) u->sender_gone = true;
-        }
-    }
+    drop_gone_peer(old);  // (old.local_idx == idx)
     fresh->local_idx = idx;
     fresh->busy = old.busy;  // (still on busy_: drain() finds nothing to do)
     fresh->present_key = std::move(old.present_key);

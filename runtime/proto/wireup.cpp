@@ -334,11 +334,11 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
-transports::Status DataPath::send_wireup_ack(Peer &p) {
+transports::Status DataPath::send_header_only(Peer &p, uint8_t type, uint16_t status) {
     wire::WireupHdr h{};
-    h.type = wire::kWireupAck;
+    h.type = type;
     h.version = wire::kProtocolVersion;
-    h.status = p.ack_status;
+    h.status = status;
     h.sender_idx = p.remote_idx;  // the receiver's own index for us
     h.receiver_idx = p.local_idx;
     h.uuid = cfg_.uuid;
@@ -346,6 +346,10 @@ transports::Status DataPath::send_wireup_ack(Peer &p) {
     h.incarnation = cfg_.incarnation;
     WireupPack w{&h, sizeof h, nullptr, 0, nullptr, 0};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
+}
+
+transports::Status DataPath::send_wireup_ack(Peer &p) {
+    return send_header_only(p, wire::kWireupAck, p.ack_status);
 }
 
 void DataPath::fail_peer(Peer &p, int error) {
@@ -750,16 +754,7 @@ void DataPath::handle_wireup_ack(const WireupView &w) {
 }
 
 transports::Status DataPath::send_close(Peer &p) {
-    wire::WireupHdr h{};
-    h.type = wire::kWireupClose;
-    h.version = wire::kProtocolVersion;
-    h.sender_idx = p.remote_idx;  // the receiver's own index for us
-    h.receiver_idx = p.local_idx;
-    h.uuid = cfg_.uuid;
-    h.endpoint_id = cfg_.endpoint_id;
-    h.incarnation = cfg_.incarnation;
-    WireupPack w{&h, sizeof h, nullptr, 0, nullptr, 0};
-    return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
+    return send_header_only(p, wire::kWireupClose, wire::kWireupOk);
 }
 
 void DataPath::handle_close(const WireupView &w) {
