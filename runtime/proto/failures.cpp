@@ -76,8 +76,10 @@ void DataPath::drop_gone_peer(Peer &p) noexcept {
 
 void DataPath::say_goodbye(int bound_ms) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
-    for (auto &pp : peers_) {
-        Peer &p = *pp;
+    // By index: a handler run by the progress below may add peers (never replace one: that
+    // is progress()'s, which is not called here).
+    for (size_t i = 0; i < peers_.size(); ++i) {
+        Peer &p = *peers_[i];
         // Connected peers that know this endpoint's incarnation (the close names it), but not
         // this endpoint itself (an AV entry of its own name, over self), and not over a lane a
         // fork() child inherited: the parent's endpoint is not closing (docs/fork.md).
@@ -97,6 +99,7 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
             }
             worker_->progress();  // room on the full lane (a shared-memory lane needs its
                                   // sender's progress once it refused)
+            if (p.state != PeerState::kConnected) break;  // a handler failed it meanwhile
         }
     }
 }
