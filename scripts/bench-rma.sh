@@ -6,7 +6,9 @@
 # ufi registers user memory. So each UCP figure is given twice: as ucx_perftest runs by
 # default ("mapped"), and with UCX_ALLOC_PRIO=heap ("user memory", what ufi is compared with).
 # Prints ratios ufi/anchor (latency: lower is better; bandwidth and rate: higher is better).
-# Benchmarks, not tests. Usage: scripts/bench-rma.sh [quick]   (after scripts/build.sh)
+# `tcp` instead measures 64 KiB and 1 MiB puts and gets over tcp on loopback (UFI_TLS=tcp,
+# UCX_TLS=tcp, user memory only), where ufi's writes are put by the initiator.
+# Benchmarks, not tests. Usage: scripts/bench-rma.sh [quick|tcp]   (after scripts/build.sh)
 set -u
 cd "$(dirname "$0")/.."
 n_lat=20000; n_bw=2000
@@ -42,6 +44,18 @@ bw() { awk '{print $6}'; }
 rate() { awk '{print $8}'; }
 
 printf '%-34s %12s  %-36s %12s  %6s  %s\n' "measure" "ufi" "anchor" "value" "ratio" "unit"
+if [ "${1:-}" = tcp ]; then
+  export UFI_TLS=tcp UCX_TLS=tcp
+  for s in 65536 1048576; do
+    u=$(ufi -t put_lat -s $s -n $n_bw | col 5)
+    row "tcp put $s B one-way latency" "$u" "ucp_put_lat (user memory)" "$(ucx UCX_ALLOC_PRIO=heap -t ucp_put_lat -s $s -n $n_bw | lat)" us
+    u=$(ufi -t put_bw -s $s -n $n_bw | col 6)
+    row "tcp put $s B bandwidth" "$u" "ucp_put_bw (user memory)" "$(ucx UCX_ALLOC_PRIO=heap -t ucp_put_bw -s $s -n $n_bw | bw)" MB/s
+    u=$(ufi -t get_bw -s $s -n $n_bw | col 6)
+    row "tcp get $s B bandwidth" "$u" "ucp_get (user memory)" "$(ucx UCX_ALLOC_PRIO=heap -t ucp_get -s $s -n $n_bw | bw)" MB/s
+  done
+  exit 0
+fi
 for mem in heap default; do
   env_mem="UCX_ALLOC_PRIO=heap"; label="user memory"
   [ $mem = default ] && { env_mem="BENCH_MEMORY=mapped"; label="mapped"; }  # (env needs a word)

@@ -84,6 +84,7 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             {wire::kAmAtomic, &DataPath::am_atomic},
             {wire::kAmAtomicResp, &DataPath::am_atomic_resp},
             {wire::kAmRmaWriteShort, &DataPath::am_rma_write_short},
+            {wire::kAmRmaWriteDone, &DataPath::am_rma_write_done},
         };
         for (const Handler &h : handlers) {
             const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
@@ -159,7 +160,7 @@ bool DataPath::relieve_lane(Peer &p) noexcept {
     worker_->progress();
     if (wants_progress()) progress();
     const Peer *now = peers_[idx].get();
-    return now->state == PeerState::kConnected && now->queue.empty();
+    return now->state == PeerState::kConnected && now->queue.empty() && now->ctrl.empty();
 }
 
 void DataPath::mark_busy(Peer &p) {
@@ -285,6 +286,7 @@ bool DataPath::deliver(uint8_t id, const uint8_t *d, size_t length) noexcept {
         case wire::kAmAtomic: handle_atomic(d, length); return true;
         case wire::kAmAtomicResp: handle_atomic_resp(d, length); return true;
         case wire::kAmRmaWriteShort: handle_rma_write_short(d, length); return true;
+        case wire::kAmRmaWriteDone: handle_rma_write_done(d, length); return true;
         default: return false;
     }
 }

@@ -128,6 +128,8 @@ struct DataPathStats {
     uint64_t rndv_put = 0;
     uint64_t rndv_am = 0;
     uint64_t rma_refused = 0;         // peers' RMA accesses the MR checks refused
+    uint64_t rma_put_grants = 0;      // peers' writes this target had them put (zero copy
+                                      // over a transport without get: tcp)
     uint64_t peer_restarts = 0;       // peers reset: their endpoint came back under its name
 };
 
@@ -481,11 +483,21 @@ class DataPath {
     void issue_gets(RecvReq *r) noexcept;
     void gets_done(RecvReq *r) noexcept;
     bool send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
+    // RTR (kRndvPut) in `m` (byte 0 its AM id): [iov, +length) registered on `oi` into
+    // `regions`, named as segments with their packed keys, for the transport `tl`. false (and
+    // nothing registered) when a buffer does not register or the message exceeds the lane.
+    bool build_rtr_put(Peer &p, const transports::OpenIface &oi, const IovList &iov,
+                       size_t length, std::vector<transports::LocalRegion> &regions,
+                       uint64_t send_id, uint64_t recv_id, const std::string &tl,
+                       std::vector<uint8_t> &m) noexcept;
     void send_rtr_am(Peer &p, RecvReq *r) noexcept;
     void finish_rndv_recv(RecvReq *r) noexcept;
     void handle_rtr(const uint8_t *data, size_t length) noexcept;
     void issue_puts(SendReq *r) noexcept;
     void puts_done(SendReq *r) noexcept;
+    // An AckHdr message (ATS, ATP, RMA_ACK, RMA_WRITE_DONE) in `a`: false (dropped, counted)
+    // when malformed or from no connected peer.
+    bool parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept;
     void handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept;
     void handle_rndv_data(const uint8_t *data, size_t length) noexcept;
     // kRndvAm: the data after RTR, from the peer's send queue.
@@ -563,9 +575,27 @@ class DataPath {
     // then carries it). Target: the access checked, gets (a write) or puts (a read) between
     // the initiator's buffers and `where`; their end answers the initiator.
     transports::Status send_rma_zcopy(Peer &p, SendReq &r) noexcept;
+    // A write over a transport that puts but cannot get (tcp): the request that asks the
+    // target to let us put it (wire::kRmaInitiatorPuts); RTR, then our puts, follow.
+    transports::Status send_write_put(Peer &p, SendReq &r, const std::string &tl) noexcept;
+    // Such a write's puts are on their way before anything sent after them (issued on the AM
+    // lane's own connection, or completed on another), or it ended: the peer's later
+    // operations may go.
+    void release_put_hold(SendReq &r) noexcept;
     void start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const wire::RmaSeg *segs,
                          const IovList &where, const uint8_t *section, size_t len) noexcept;
     void rma_zcopy_done(SendReq *r) noexcept;
+    // A target's record of a peer's zero-copy access (kWriteTarget, kReadResp) from its request
+    // header, started; and one that could not start, returned to the pool.
+    void start_target_record(SendReq &t, const Peer &p, SendOp op, uint8_t protocol,
+                             const wire::RmaHdr &h) noexcept;
+    void drop_target_record(SendReq *t) noexcept;
+    // kRmaInitiatorPuts at the target: the access checked, RTR grants the initiator `where`
+    // (a record waits for RMA_WRITE_DONE, which has it counted); RMA_ACK with -FI_EIO when it
+    // cannot.
+    void grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
+                       const IovList &where, const std::string &tl) noexcept;
+    void handle_rma_write_done(const uint8_t *data, size_t length) noexcept;
     // Atomics (atomic.cpp): the request, the target's execution, the initiator's answer.
     transports::Status push_atomic(Peer &p, SendReq &r) noexcept;
     void handle_atomic(const uint8_t *data, size_t length) noexcept;
@@ -606,6 +636,7 @@ class DataPath {
     static ucs_status_t am_atomic(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_atomic_resp(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_rma_write_short(void *arg, void *data, size_t length, unsigned flags);
+    static ucs_status_t am_rma_write_done(void *arg, void *data, size_t length, unsigned flags);
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;

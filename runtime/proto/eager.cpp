@@ -128,7 +128,8 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     // The fast path: a connected peer with nothing waiting, a message that fits one active
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
     // request record: it is complete when the call returns.
-    if (p->state == PeerState::kConnected && p->queue.empty() && tx_outstanding_ < tx_size_ &&
+    if (p->state == PeerState::kConnected && p->queue.empty() && p->ctrl.empty() &&
+        tx_outstanding_ < tx_size_ &&
         iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE) &&
         p->rma_handed_off == 0) {
         const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
@@ -187,7 +188,7 @@ ssize_t DataPath::submit(Peer &p_in, SendReq *r, bool relieved) noexcept {
     ++tx_outstanding_;
     Peer *p = &p_in;
     for (;;) {
-        if (p->state == PeerState::kConnected && p->queue.empty()) {
+        if (p->state == PeerState::kConnected && p->queue.empty() && p->ctrl.empty()) {
             const transports::Status s = push(*p, *r);
             if (s == transports::kOk) {
                 finish_send(r, r->status);
@@ -237,11 +238,12 @@ transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     // FI_FENCE: nothing of it goes before every earlier operation to this peer completed
     // (earlier ones are ahead in the queue; those that went out are counted).
     // Orderings asked for: an RMA or atomic waits behind anything that went out, a message
-    // behind RMA and atomics. (A target's answer to a peer's read never waits.)
+    // behind RMA and atomics. Anything waits behind a write we put whose puts are not on their
+    // way yet (release_put_hold). (A target's answer to a peer's read never waits.)
     const bool rma = r.op != SendOp::kMessage;
     const bool answer = r.op == SendOp::kReadResp;
     if (!r.started && !answer &&
-        ((r.fence && p.handed_off > 0) ||
+        ((r.fence && p.handed_off > 0) || p.put_writes_held > 0 ||
          (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
         return transports::kNoResource;
     }

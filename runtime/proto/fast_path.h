@@ -45,7 +45,9 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
                                                      uint64_t data, bool tagged,
                                                      bool inject) noexcept {
     if (p == nullptr || p->state != PeerState::kConnected) return ShortSend::kNotHere;
-    if (!p->queue.empty()) return ShortSend::kQueueWaits;
+    // (Control messages that found no room go first too: RMA_WRITE_DONE must precede what the
+    // application sends after the write completed.)
+    if (!p->queue.empty() || !p->ctrl.empty()) return ShortSend::kQueueWaits;
     const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
     // The wire form is eager's (wire::EagerHdr, data, payload): UCT's 8-byte short header is
     // the tag, the rest is staged here so the message goes as one am_short.
@@ -135,8 +137,9 @@ inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint
     // Whatever would make push() hold it or take another protocol goes the record's way: a
     // peer not connected or with sends queued, a fence, an ordered endpoint with an
     // operation in flight, the zero-copy size, a write too large for one short message.
-    if (p.state != PeerState::kConnected || !p.queue.empty() || tx_outstanding_ >= tx_size_ ||
-        (flags & FI_FENCE) || (cfg_.ordered && p.handed_off > 0) ||
+    if (p.state != PeerState::kConnected || !p.queue.empty() || !p.ctrl.empty() ||
+        tx_outstanding_ >= tx_size_ ||
+        (flags & FI_FENCE) || (cfg_.ordered && p.handed_off > 0) || p.put_writes_held > 0 ||
         (len != 0 && len >= p.rndv_thresh) || !fits_write_short(p, len, has_data)) {
         return false;
     }

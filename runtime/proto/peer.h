@@ -73,6 +73,10 @@ struct Peer {
     // Of those, injected short writes that went with no request record (write_short): the
     // peer's RMA_ACK (wire::kRmaUntracked) finishes them by count.
     uint32_t untracked_writes = 0;
+    // Writes this side puts itself (wire::kRmaInitiatorPuts) whose puts are not yet on their
+    // way in order before what follows: every later operation to the peer waits in the queue
+    // meanwhile, so that it takes effect after the write, as it would on active messages.
+    uint32_t put_writes_held = 0;
     uint64_t next_msg_id = 0;
 
     // The multi-fragment message arriving from this peer now (one at a time: a sender sends

@@ -212,6 +212,7 @@ struct SendReq {
     uint64_t rma_received = 0;      // kRead: bytes arrived so far
     uint64_t peer_id = 0;           // kReadResp: the initiator's id for the read
     uint64_t rma_key = 0;           // kReadResp: the key read (its counters count it)
+    bool holds_peer = false;        // kWrite we put: counted in Peer::put_writes_held
     // kAtomic: the op, datatype, call family (atomics::Kind) and elements; `copy` holds the
     // operand then the compare values; the old values land in `result`.
     uint8_t atomic_op = 0;

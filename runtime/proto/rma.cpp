@@ -12,7 +12,9 @@
 // here, RDMA elsewhere; tcp for reads), the initiator registers its buffers and sends one
 // request naming them; the target checks the access as always, then moves the bytes itself
 // (get_zcopy for a write, put_zcopy for a read), counts it and answers. Target-driven, so the
-// target's protection and FI_RMA_EVENT counting hold, and no key cache is needed.
+// target's protection and FI_RMA_EVENT counting hold, and no key cache is needed. A write over
+// a transport without get (tcp) is the exception: the target checks it and names its memory
+// in RTR, the initiator puts it and says so (RMA_WRITE_DONE), and the target counts it then.
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
@@ -320,7 +322,16 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
     return r.done ? tx::kOk : kHandedOff;
 }
 
+void DataPath::release_put_hold(SendReq &r) noexcept {
+    if (!r.holds_peer) return;
+    r.holds_peer = false;
+    if (r.peer >= peers_.size()) return;
+    Peer &p = *peers_[r.peer];
+    if (--p.put_writes_held == 0 && !p.queue.empty()) mark_busy(p);  // progress sends them
+}
+
 void DataPath::finish_rma(SendReq *r, int error) noexcept {
+    release_put_hold(*r);
     if (r->op == SendOp::kWriteTarget) {
         // The target's zero-copy side of a peer's write: counted and answered already.
     } else if (r->op == SendOp::kReadResp) {
@@ -356,12 +367,7 @@ void DataPath::finish_rma(SendReq *r, int error) noexcept {
 
 void DataPath::handle_rma_ack(const uint8_t *data, size_t length) noexcept {
     wire::AckHdr a;
-    if (length != sizeof a) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    std::memcpy(&a, data, sizeof a);
-    if (!from_connected(a.src, wire::kAmRmaAck, data, length)) return;
+    if (!parse_ack(wire::kAmRmaAck, data, length, a)) return;
     if (a.id & wire::kRmaUntracked) {
         Peer &p = *peers_[a.src];
         if (p.untracked_writes == 0) {  // none of ours is waiting: not an answer to us
@@ -689,6 +695,8 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
 tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
     if (p.rma_iface == SIZE_MAX) return UCS_ERR_UNSUPPORTED;
     const std::string &tl = worker_->ifaces()[p.rma_iface]->resource->tl;
+    r.recv_id = 0;
+    if (r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut) return send_write_put(p, r, tl);
     // The target gets a write from our buffers, and puts a read into them.
     const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
     const tx::OpenIface *oi = zcopy_iface(p, tl, kind);
@@ -739,6 +747,68 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
     }
 }
 
+tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) noexcept {
+    // A transport that puts but cannot get (tcp): we write the target's memory once it granted
+    // it (RTR); the request names only the transport. Our buffers register when RTR came, and
+    // only where the transport needs a local handle.
+    if (zcopy_iface(p, tl, tx::RmaKind::kPut) == nullptr || tl.size() > 255) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    try {
+        const wire::RmaHdr h{p.remote_idx,
+                             r.rma_flags | wire::kRmaZcopy | wire::kRmaInitiatorPuts,
+                             r.rndv_slot,
+                             r.iov.total,
+                             0,
+                             r.rma_data,
+                             static_cast<uint32_t>(r.rma.size()),
+                             0};
+        const wire::RmaZcopyHdr z{0, static_cast<uint8_t>(tl.size()), 0, 0};
+        std::vector<uint8_t> m;
+        m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z + tl.size());
+        put(m, &h, sizeof h);
+        put(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
+        put(m, &z, sizeof z);
+        put(m, tl.data(), tl.size());
+        if (m.size() > p.lane.max_bcopy()) return UCS_ERR_UNSUPPORTED;
+        r.rndv_protocol = wire::kRndvPut;  // what RTR is checked against
+        // Held before the call: over `self` all of it may run inside.
+        r.holds_peer = true;
+        ++p.put_writes_held;
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(wire::kAmRmaWrite, pack_vector, &m));
+        if (s != tx::kOk) release_put_hold(r);
+        return s;
+    } catch (const std::bad_alloc &) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+}
+
+void DataPath::start_target_record(SendReq &t, const Peer &p, SendOp op, uint8_t protocol,
+                                   const wire::RmaHdr &h) noexcept {
+    t.op = op;
+    t.rndv_protocol = protocol;
+    t.fence = false;
+    t.peer = p.local_idx;
+    t.peer_id = h.id;
+    t.rma_flags = h.flags;
+    t.rma_data = h.data;
+    t.context = nullptr;
+    t.completion = false;
+    t.length = h.total;
+    t.status = 0;
+    t.started = true;
+    t.done = false;
+    t.announcing = false;
+    t.comp.uct.count = 0;
+}
+
+void DataPath::drop_target_record(SendReq *t) noexcept {
+    if (t == nullptr) return;
+    release_send_slot(*t);
+    t->rma.clear();
+    send_pool_.put(t);
+}
+
 void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const wire::RmaSeg *segs,
                                const IovList &where, const uint8_t *section, size_t len) noexcept {
     const bool write = op == SendOp::kWriteTarget;
@@ -753,6 +823,20 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
         return answer(-FI_EINVAL);
     }
     std::memcpy(&z, section, sizeof z);
+    if (write && (h.flags & wire::kRmaInitiatorPuts)) {
+        // Only the transport the initiator puts with.
+        if (z.segments != 0 || z.rkey_len != 0 || z.tl_len == 0 || len != sizeof z + z.tl_len) {
+            ++stats_.dropped_malformed;
+            return answer(-FI_EINVAL);
+        }
+        try {
+            const std::string tl(reinterpret_cast<const char *>(section + sizeof z), z.tl_len);
+            grant_rma_put(p, h, segs, where, tl);
+        } catch (const std::bad_alloc &) {
+            answer(-FI_ENOMEM);
+        }
+        return;
+    }
     const size_t need = sizeof z + size_t{z.segments} * (sizeof(wire::Segment) + z.rkey_len) + z.tl_len;
     if (len != need || z.segments == 0 || z.segments > wire::kMaxRndvSegments || z.tl_len == 0) {
         ++stats_.dropped_malformed;
@@ -791,29 +875,13 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
     if (!ok) {
         UFI_LOG_INFO(Subsys::EpData, "RMA from {}: cannot move it zero copy",
                      tx::address::describe(p.address));
-        if (t != nullptr) {
-            release_send_slot(*t);
-            t->rma.clear();
-            send_pool_.put(t);
-        }
+        drop_target_record(t);
         return answer(-FI_EIO);
     }
-    t->op = op;
-    t->fence = false;
-    t->peer = p.local_idx;
-    t->peer_id = h.id;
-    t->rma_flags = h.flags;
-    t->rma_data = h.data;
-    t->context = nullptr;
-    t->completion = false;
-    t->length = h.total;
+    // (kWriteTarget with PUT is a grant: grant_rma_put)
+    start_target_record(*t, p, op, write ? wire::kRndvGet : wire::kRndvPut, h);
     t->offset = 0;
-    t->status = 0;
-    t->started = true;
-    t->done = false;
-    t->announcing = false;
     t->recv_id = 1;  // operations in flight: a failure waits for their completions
-    t->comp.uct.count = 0;
     t->comp.owner = this;
     t->comp.req = t;
     issue_puts(t);  // gets for kWriteTarget
@@ -835,6 +903,53 @@ void DataPath::rma_zcopy_done(SendReq *r) noexcept {
     finish_send_rndv(r);
 }
 
+void DataPath::grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
+                             const IovList &where, const std::string &tl) noexcept {
+    // Our memory behind the checked segments, registered for the initiator's transport, goes
+    // back in RTR; a record keeps what counting needs until RMA_WRITE_DONE says it is in place.
+    const tx::OpenIface *oi = zcopy_iface(p, tl, tx::RmaKind::kPut);
+    SendReq *t = nullptr;
+    std::vector<uint8_t> m;
+    bool ok = false;
+    try {
+        t = send_pool_.get();
+        t->rma.assign(segs, segs + h.segments);
+        ok = oi != nullptr && take_send_slot(*t) &&
+             build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, tl, m);
+    } catch (const std::bad_alloc &) {
+        ok = false;
+    }
+    if (!ok) {
+        UFI_LOG_INFO(Subsys::EpData, "RMA write from {}: cannot let it be put over {}",
+                     tx::address::describe(p.address), tl);
+        drop_target_record(t);
+        send_ack(p, wire::kAmRmaAck, h.id, -FI_EIO);
+        return;
+    }
+    start_target_record(*t, p, SendOp::kWriteTarget, wire::kRndvPut, h);  // RMA_WRITE_DONE ends it
+    t->iov.assign(where);
+    t->offset = h.total;
+    t->recv_id = 0;  // nothing of ours in flight: a failure of the peer finishes it at once
+    ++stats_.rma_put_grants;
+    send_ctrl(p, std::move(m));
+}
+
+void DataPath::handle_rma_write_done(const uint8_t *data, size_t length) noexcept {
+    wire::AckHdr a;
+    if (!parse_ack(wire::kAmRmaWriteDone, data, length, a)) return;
+    SendReq *t = send_by_id(a.id, a.src);
+    if (t == nullptr || t->op != SendOp::kWriteTarget || t->rndv_protocol != wire::kRndvPut) {
+        ++stats_.dropped_malformed;  // no write of this peer's granted under that id
+        return;
+    }
+    // (The initiator completed the write when its puts did: nothing to answer.)
+    if (a.status == 0) {
+        target_write_done(*peers_[t->peer], t->rma.data(), t->rma.size(), t->length,
+                          t->rma_flags, t->rma_data);
+    }
+    finish_send_rndv(t);
+}
+
 // ---------------------------------------------------------------------------------------
 // Trampolines: UCT calls them with the DataPath as arg.
 
@@ -853,6 +968,10 @@ ucs_status_t DataPath::am_rma_read_resp(void *arg, void *data, size_t length, un
 ucs_status_t DataPath::am_rma_write_short(void *arg, void *data, size_t length, unsigned) {
     static_cast<DataPath *>(arg)->handle_rma_write_short(static_cast<const uint8_t *>(data),
                                                          length);
+    return UCS_OK;
+}
+ucs_status_t DataPath::am_rma_write_done(void *arg, void *data, size_t length, unsigned) {
+    static_cast<DataPath *>(arg)->handle_rma_write_done(static_cast<const uint8_t *>(data), length);
     return UCS_OK;
 }
 ucs_status_t DataPath::am_rma_ack(void *arg, void *data, size_t length, unsigned) {

@@ -33,6 +33,12 @@ constexpr size_t kAmRndvThresh = 256 * 1024;
 // The automatic threshold never exceeds this (estimates are rough; large messages should not
 // sit in unexpected buffers).
 constexpr size_t kMaxAutoRndvThresh = 4 * 1024 * 1024;
+// Nor goes below this for PUT (tcp), whose data moves only after a round trip on the AM lane
+// (RTS, RTR; for a write, its request and RTR). UCT estimates tcp on a device of unknown speed
+// (loopback, most VMs) at ~12 MB/s, which puts the formula's crossover below one bcopy; measured
+// on loopback (ufi_perf tag_lat/tag_bw, put_lat/put_bw, UFI_TLS=tcp) the crossover lies between
+// 24 KiB (streaming) and 64 KiB (ping-pong).
+constexpr size_t kMinAutoPutRndvThresh = 32 * 1024;
 
 tx::Status status_of_bcopy(ssize_t rc) {
     return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
@@ -130,7 +136,9 @@ void DataPath::choose_rndv(Peer &p) {
         const double fixed = 2 * am.latency.c + rma.overhead + rma.latency.c;
         const double gain = 2 / am_bw - 1 / rma_bw;  // seconds per byte saved
         double thresh = gain > 0 ? fixed / gain : double(kMaxAutoRndvThresh);
-        thresh = std::clamp(thresh, double(floor), double(kMaxAutoRndvThresh));
+        const size_t low = p.rndv_protocol == wire::kRndvPut ? std::max(floor, kMinAutoPutRndvThresh)
+                                                             : floor;
+        thresh = std::clamp(thresh, double(low), double(kMaxAutoRndvThresh));
         p.rndv_thresh = static_cast<size_t>(thresh);
     }
     const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
@@ -616,46 +624,58 @@ void DataPath::gets_done(RecvReq *r) noexcept {
 bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // Only registration happens here: the sender connects and writes.
     const tx::OpenIface *oi = zcopy_iface(p, info.tl, tx::RmaKind::kPut);
-    if (oi == nullptr || !register_buffers(*oi, r->iov, r->length, r->regions)) return false;
+    std::vector<uint8_t> m;
+    if (oi == nullptr ||
+        !build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot, info.tl, m)) {
+        return false;
+    }
+    r->rndv_protocol = wire::kRndvPut;
+    send_ctrl(p, std::move(m));
+    return true;
+}
+
+bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &iov, size_t length,
+                             std::vector<tx::LocalRegion> &regions, uint64_t send_id,
+                             uint64_t recv_id, const std::string &tl,
+                             std::vector<uint8_t> &m) noexcept {
+    if (tl.size() > 255 || !register_buffers(oi, iov, length, regions)) return false;
     try {
-        const std::vector<wire::Segment> segs = segments_of(r->iov, r->length);
+        const std::vector<wire::Segment> segs = segments_of(iov, length);
         std::vector<uint8_t> keys, one;
         uint16_t rkey_len = 0;
         size_t covered = 0;
-        for (size_t i = 0; i < r->iov.count && covered < r->length; ++i) {
-            if (r->iov.v[i].len == 0) continue;
-            if (r->regions[i].pack(one) != UCS_OK) {
-                r->regions.clear();
+        for (size_t i = 0; i < iov.count && covered < length; ++i) {
+            if (iov.v[i].len == 0) continue;
+            if (regions[i].pack(one) != UCS_OK) {
+                regions.clear();
                 return false;
             }
-            covered += r->iov.v[i].len;
+            covered += iov.v[i].len;
             rkey_len = static_cast<uint16_t>(one.size());
             keys.insert(keys.end(), one.begin(), one.end());
         }
-        r->rndv_protocol = wire::kRndvPut;
-        std::vector<uint8_t> m;
+        m.clear();
         m.push_back(wire::kAmRtr);
         wire::RtrHdr h{};
         h.src = p.remote_idx;
         h.protocol = wire::kRndvPut;
         h.segments = static_cast<uint8_t>(segs.size());
-        h.tl_len = static_cast<uint8_t>(info.tl.size());
-        h.send_id = r->send_id;
-        h.recv_id = r->rndv_slot;
-        h.length = r->length;
+        h.tl_len = static_cast<uint8_t>(tl.size());
+        h.send_id = send_id;
+        h.recv_id = recv_id;
+        h.length = length;
         h.rkey_len = rkey_len;
         put(m, &h, sizeof h);
         put(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        put(m, info.tl.data(), info.tl.size());
+        put(m, tl.data(), tl.size());
         put(m, keys.data(), keys.size());
-        if (m.size() - 1 > p.lane.max_bcopy()) {
-            r->regions.clear();
+        if (segs.size() > wire::kMaxRndvSegments || m.size() - 1 > p.lane.max_bcopy()) {
+            regions.clear();
             return false;
         }
-        send_ctrl(p, std::move(m));
         return true;
     } catch (const std::bad_alloc &) {
-        r->regions.clear();
+        regions.clear();
         return false;
     }
 }
@@ -723,7 +743,11 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
     if (!from_connected(h.src, wire::kAmRtr, data, length)) return;
     Peer &p = *peers_[h.src];
     SendReq *r = send_by_id(h.send_id, h.src);
-    if (r == nullptr || r->recv_id != 0 || h.length == 0 || h.length > r->iov.total) {
+    // (An RMA write the target lets us put (kRmaInitiatorPuts) takes all of it, or nothing.)
+    const bool write = r != nullptr && r->op == SendOp::kWrite;
+    if (r == nullptr || r->recv_id != 0 || h.length == 0 || h.length > r->iov.total ||
+        (r->op != SendOp::kMessage && (!write || !put_rtr || h.length != r->iov.total ||
+                                       r->rndv_protocol != wire::kRndvPut))) {
         ++stats_.dropped_malformed;  // unknown, answered twice, or a length it cannot take
         return;
     }
@@ -758,10 +782,11 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
             ok = false;
         }
         if (!ok) {
-            UFI_LOG_INFO(Subsys::EpData, "rendezvous to {}: cannot write the receiver's buffers",
-                         tx::address::describe(p.address));
+            UFI_LOG_INFO(Subsys::EpData, "{} to {}: cannot write the {}'s buffers",
+                         write ? "RMA write" : "rendezvous", tx::address::describe(p.address),
+                         write ? "target" : "receiver");
             r->status = -FI_EIO;
-            send_ack(p, wire::kAmAtp, r->recv_id, r->status);
+            send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r->recv_id, r->status);
             finish_send_rndv(r);
             return;
         }
@@ -835,30 +860,47 @@ void DataPath::issue_puts(SendReq *r) noexcept {
         seg_start = seg_end;
     }
     r->offset = local;
+    // A write we put: on the AM lane's own connection its puts stay ahead of what is sent
+    // after them, so what waited behind it may go now.
+    if (r->op == SendOp::kWrite && p.rma.shares_lane()) release_put_hold(*r);
     if (--r->comp.uct.count == 0) puts_done(r);
 }
 
 void DataPath::puts_done(SendReq *r) noexcept {
     if (r->offset < r->length && r->status == 0) return;  // progress issues the rest
+    Peer &p = *peers_[r->peer];
+    if (r->op == SendOp::kWrite) {
+        // An RMA write we put: its puts completed (tcp: the target's iface acknowledged each,
+        // so the bytes are in place), which completes it, with no answer to wait for: an
+        // application polling the target's memory may stop progressing once it sees them.
+        // RMA_WRITE_DONE has the target count it (counters, CQ data) and free its grant.
+        release_put_hold(*r);
+        send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
+        finish_send_rndv(r);
+        return;
+    }
     if (r->op != SendOp::kMessage) {
         rma_zcopy_done(r);
         return;
     }
-    Peer &p = *peers_[r->peer];
     // The puts completed (tcp: the receiver acknowledged them), so the data is in place when
     // ATP arrives, whatever lane it takes.
     send_ack(p, wire::kAmAtp, r->recv_id, r->status);
     finish_send_rndv(r);
 }
 
-void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept {
-    wire::AckHdr a;
+bool DataPath::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept {
     if (length != sizeof a) {
         ++stats_.dropped_malformed;
-        return;
+        return false;
     }
     std::memcpy(&a, data, sizeof a);
-    if (!from_connected(a.src, id, data, length)) return;
+    return from_connected(a.src, id, data, length);
+}
+
+void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept {
+    wire::AckHdr a;
+    if (!parse_ack(id, data, length, a)) return;
     // A status from the wire is a negative fi errno, or it is taken as an I/O error.
     const int status = a.status > 0 || a.status < -FI_ERRNO_MAX ? -FI_EIO : a.status;
     if (id == wire::kAmAts) {

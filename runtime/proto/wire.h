@@ -53,10 +53,17 @@
 //   RMA_READ_REQ   RmaHdr RmaSeg[segments] (offset 0, no payload)
 //   RMA_READ_RESP  RmaRespHdr payload: the bytes at `offset`; status < 0 ends the read
 //   RMA_ACK        AckHdr (id: the initiator's) with the write's status
+//   RMA_WRITE_DONE AckHdr (id: the target's, from RTR) with the puts' status: a write the
+//                  initiator put itself (kRmaInitiatorPuts) is in place (its puts completed,
+//                  which completed it at the initiator); the target counts it, writes its CQ
+//                  data and frees its grant. No answer.
 //   ATOMIC         AtomicHdr RmaSeg[segments] operand [compare]: executed by the target
 //   ATOMIC_RESP    RmaRespHdr [the old values: fetch and compare atomics]
 // Large ones go zero copy where a transport can (kRmaZcopy): the target moves the bytes between
-// the initiator's registered buffers and its own memory itself, after the same check.
+// the initiator's registered buffers and its own memory itself, after the same check. Where the
+// transport only puts (tcp), a write is put by the initiator instead (kRmaInitiatorPuts): the
+// target checks the access, then answers RTR (kRndvPut) naming its memory behind the segments
+// with their keys, or RMA_ACK with the refusal; the initiator puts, then sends RMA_WRITE_DONE.
 #pragma once
 
 #include <cstddef>
@@ -66,8 +73,9 @@ namespace ufi::runtime::proto::wire {
 
 // Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
 // P2P section, WIREUP_ACK). Version 3: RMA. Version 4: RMA_WRITE_SHORT. Version 5: the
-// incarnation in WIREUP. A peer of another version is refused at wireup.
-inline constexpr uint8_t kProtocolVersion = 5;
+// incarnation in WIREUP. Version 6: writes put by the initiator (kRmaInitiatorPuts, RTR for a
+// write, RMA_WRITE_DONE). A peer of another version is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 6;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -87,7 +95,8 @@ enum AmId : uint8_t {
     kAmAtomic = 14,
     kAmAtomicResp = 15,
     kAmRmaWriteShort = 16,
-    kAmLast = kAmRmaWriteShort,  // (the highest id with a handler)
+    kAmRmaWriteDone = 17,
+    kAmLast = kAmRmaWriteDone,  // (the highest id with a handler)
 };
 
 // ---- Wireup ------------------------------------------------------------------------------
@@ -258,6 +267,11 @@ enum RmaFlags : uint32_t {
     // RMA_READ_RESP with offset == total and no data. The target still checks the access
     // against its key table first, and counts it.
     kRmaZcopy = 1u << 1,
+    // With kRmaZcopy on RMA_WRITE, over a transport that puts but cannot get (tcp): the
+    // initiator writes the target's memory itself once the target granted it. RmaZcopyHdr
+    // then names no buffers (segments 0, rkey_len 0), only the transport; the target answers
+    // RTR (send_id: the write's id; recv_id: the target's, for RMA_WRITE_DONE).
+    kRmaInitiatorPuts = 1u << 2,
 };
 
 struct RmaHdr {
