@@ -124,6 +124,7 @@ struct DataPathStats {
     uint64_t sends_queued = 0;        // operations that waited in a peer's queue (lane full,
                                       // connecting, fenced or ordered behind others)
     uint64_t rndv_sends = 0;          // messages sent by rendezvous
+    uint64_t eager_zcopy = 0;         // messages sent as one zero-copy active message (tcp)
     uint64_t rndv_get = 0;            // received by each rendezvous protocol
     uint64_t rndv_put = 0;
     uint64_t rndv_am = 0;
@@ -385,6 +386,11 @@ class DataPath {
     SendReq *new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept;
     // push() for a message (eager fragments or the rendezvous's RTS).
     transports::Status push_message(Peer &p, SendReq &r) noexcept;
+    // A message above the bcopy size as one zero-copy active message from r's buffers (the
+    // same bytes as EAGER): kOk, kHandedOff (its completion finishes it), kNoResource, an
+    // error, or kNeedsFragments where the lane cannot (no AM_ZCOPY, a registration needed,
+    // beyond its size).
+    transports::Status send_eager_zcopy(Peer &p, SendReq &r) noexcept;
     // One message in one active message (short, else bcopy) straight from the caller's
     // buffers; kOk, kNoResource, UCS_ERR_EXCEEDS_LIMIT when it needs fragments, or an error.
     transports::Status send_single(Peer &p, const IovList &iov, uint64_t tag, uint32_t wire_flags,

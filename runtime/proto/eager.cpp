@@ -283,6 +283,9 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
             }
             return s;
         }
+        // One zero-copy message where the lane sends from our buffers (tcp, RDMA).
+        const transports::Status z = send_eager_zcopy(p, r);
+        if (z != kNeedsFragments) return z;
         // Fragments: the first carries the headers and as much as fits.
         const bool has_data = (r.wire_flags & wire::kHasData) != 0;
         uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(wire::FirstHdr) + sizeof(uint64_t)];
@@ -317,6 +320,50 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
         r.offset += chunk;
     }
     return transports::kOk;
+}
+
+transports::Status DataPath::send_eager_zcopy(Peer &p, SendReq &r) noexcept {
+    const bool has_data = (r.wire_flags & wire::kHasData) != 0;
+    uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(uint64_t)];
+    const wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
+    std::memcpy(hdr, &h, sizeof h);
+    size_t hdr_len = sizeof h;
+    if (has_data) {
+        std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
+        hdr_len += sizeof r.data;
+    }
+    transports::Iov iov[kMaxIov];
+    size_t n = 0;
+    for (size_t i = 0; i < r.iov.count; ++i) {
+        if (r.iov.v[i].len != 0) iov[n++] = transports::make_iov(r.iov.v[i].base, r.iov.v[i].len);
+    }
+    // (In a send slot while in flight: a failed peer's transfers are found there.)
+    if (!p.lane.fits_zcopy(hdr_len, r.iov.total, n) || (r.rndv_slot == 0 && !take_send_slot(r))) {
+        return kNeedsFragments;
+    }
+    r.comp.uct.func = [](uct_completion_t *c) {
+        auto *rc = reinterpret_cast<RndvCompletion *>(c);
+        auto *sr = static_cast<SendReq *>(rc->req);
+        if (c->status != UCS_OK && sr->status == 0) sr->status = fi_errno_of(c->status);
+        rc->owner->finish_send_rndv(sr);
+    };
+    r.comp.uct.count = 1;
+    r.comp.uct.status = UCS_OK;
+    r.comp.owner = this;
+    r.comp.req = &r;
+    r.recv_id = 1;  // an operation in flight: a failure of the peer waits for its completion
+    const transports::Status s =
+        p.lane.send_zcopy(wire::kAmEager, hdr, static_cast<unsigned>(hdr_len), iov, n, &r.comp.uct);
+    if (s == transports::kOk || s == transports::kInProgress) {
+        ++stats_.eager_zcopy;
+        r.started = true;
+        r.offset = r.iov.total;
+        if (s == transports::kInProgress) return kHandedOff;  // the completion finishes it
+    }
+    r.comp.uct.count = 0;
+    r.recv_id = 0;
+    release_send_slot(r);
+    return s;  // kOk (complete), kNoResource (retried from the queue), or the lane's error
 }
 
 void DataPath::drain(Peer &p) noexcept {

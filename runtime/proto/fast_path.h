@@ -140,7 +140,7 @@ inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint
     if (p.state != PeerState::kConnected || !p.queue.empty() || !p.ctrl.empty() ||
         tx_outstanding_ >= tx_size_ ||
         (flags & FI_FENCE) || (cfg_.ordered && p.handed_off > 0) || p.put_writes_held > 0 ||
-        (len != 0 && len >= p.rndv_thresh) || !fits_write_short(p, len, has_data)) {
+        (len != 0 && len >= p.rma_thresh) || !fits_write_short(p, len, has_data)) {
         return false;
     }
     uint8_t staged[kStagedWriteShort];

@@ -110,7 +110,8 @@ struct Peer {
     // need, and the zero-copy lane it uses (connected on first use).
     bool rndv_chosen = false;
     uint8_t rndv_protocol = 0;  // wire::RndvProtocol offered in RTS
-    size_t rndv_thresh = SIZE_MAX;
+    size_t rndv_thresh = SIZE_MAX;  // messages above it go by rendezvous
+    size_t rma_thresh = SIZE_MAX;   // RMA from it on goes zero copy
     size_t rma_iface = SIZE_MAX;  // the worker iface of the zero-copy transport
     size_t rma_record = SIZE_MAX;
     transports::RmaLane rma;

@@ -258,7 +258,7 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
     r.announcing = true;
     tx::Status s = tx::kOk;
     // The request is marked sent before the call: over `self` the answer arrives inside it.
-    if (!r.started && total != 0 && total >= p.rndv_thresh) {
+    if (!r.started && total != 0 && total >= p.rma_thresh) {
         r.started = true;
         r.offset = total;
         s = send_rma_zcopy(p, r);

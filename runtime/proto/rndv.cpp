@@ -126,6 +126,7 @@ void DataPath::choose_rndv(Peer &p) {
     } else if (p.rndv_protocol == wire::kRndvAm) {
         p.rndv_thresh = std::max(floor, kAmRndvThresh);
     } else {
+        // (RMA takes this; messages may stay eager above it, below.)
         // Where moving the data once (zero copy) beats moving it twice (copied into and out
         // of the AM lane) by more than the rendezvous's fixed cost: a round trip more on the
         // AM lane and the zero-copy call's own overhead and latency.
@@ -141,14 +142,23 @@ void DataPath::choose_rndv(Peer &p) {
         thresh = std::clamp(thresh, double(low), double(kMaxAutoRndvThresh));
         p.rndv_thresh = static_cast<size_t>(thresh);
     }
+    p.rma_thresh = p.rndv_thresh;
+    // A lane that sends a message from the application's buffers in one zero-copy active
+    // message (tcp: up to 64 KiB) moves it once, as rendezvous would, without its round trip:
+    // messages that fit stay eager. (RMA has no such eager form: it keeps the threshold.)
+    const size_t zcopy_max = p.lane.max_zcopy_payload(sizeof(wire::EagerHdr) + sizeof(uint64_t));
+    if (cfg_.rndv_thresh == 0 && zcopy_max > p.rndv_thresh) {
+        p.rndv_thresh = std::min(zcopy_max, kMaxAutoRndvThresh);
+    }
     const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
     UFI_LOG(level, Subsys::EpData,
-            "protocols to peer {}: active messages over {} (short {} B, bcopy {} B); messages "
-            "above {} B by rendezvous {}{}",
+            "protocols to peer {}: active messages over {} (short {} B, bcopy {} B, zero-copy "
+            "{} B); messages above {} B by rendezvous {}{}; RMA zero copy from {} B",
             tx::address::describe(p.address), p.lane.resource().label(), p.lane.max_short(),
-            p.lane.max_bcopy(), p.rndv_thresh, protocol_name(p.rndv_protocol),
+            p.lane.max_bcopy(), zcopy_max, p.rndv_thresh, protocol_name(p.rndv_protocol),
             p.rma_iface != SIZE_MAX ? " over " + ifaces[p.rma_iface]->resource->label()
-                                    : std::string(" (streamed active messages)"));
+                                    : std::string(" (streamed active messages)"),
+            p.rma_thresh);
 }
 
 tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noexcept {

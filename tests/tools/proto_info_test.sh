@@ -37,10 +37,10 @@ run() {  # label, then env assignments; a second try on a fresh port if the firs
 }
 
 run on UFI_PROTO_INFO=y UFI_TLS=shm
-grep -q "protocols to peer .*active messages over posix/memory (short [0-9]* B, bcopy [0-9]* B); messages above [0-9]* B by rendezvous" \
+grep -q "protocols to peer .*active messages over posix/memory (short [0-9]* B, bcopy [0-9]* B, zero-copy 0 B); messages above [0-9]* B by rendezvous .*; RMA zero copy from [0-9]* B" \
     "$dir/on-client.log" || fail "no protocol line with UFI_PROTO_INFO=y (shm)"
 run tcp UFI_PROTO_INFO=y UFI_TLS=tcp UFI_NET_DEVICES=lo
-grep -q "protocols to peer .*active messages over tcp/lo .* by rendezvous PUT over tcp/lo" \
+grep -q "protocols to peer .*active messages over tcp/lo (.*zero-copy [1-9][0-9]* B).* by rendezvous PUT over tcp/lo; RMA zero copy from [0-9]* B" \
     "$dir/tcp-client.log" || fail "no tcp protocol line"
 run off UFI_TLS=shm
 grep -q "protocols to peer" "$dir/off-client.log" && fail "protocol lines without UFI_PROTO_INFO"

@@ -89,6 +89,27 @@ class AmLane {
     ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
         return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);
     }
+    // Whether one zero-copy message of a `header_len`-byte header and `length` bytes from
+    // `iovcnt` buffers goes on this lane: the transport sends AMs from the caller's buffers
+    // (AM_ZCOPY: tcp, RDMA) without a registration of them (no NEED_MEMH: tcp).
+    bool fits_zcopy(size_t header_len, size_t length, size_t iovcnt) const noexcept {
+        if (iface_ == nullptr || iface_->md_needs_memh) return false;
+        const auto &am = iface_->attr.cap.am;
+        return (iface_->attr.cap.flags & UCT_IFACE_FLAG_AM_ZCOPY) && header_len <= am.max_hdr &&
+               header_len + length <= am.max_zcopy && iovcnt <= am.max_iov;
+    }
+    // The most bytes after a `header_len`-byte header that one such message carries (0: the
+    // lane sends none).
+    size_t max_zcopy_payload(size_t header_len) const noexcept {
+        if (!fits_zcopy(header_len, 0, 1)) return 0;
+        return iface_->attr.cap.am.max_zcopy - header_len;
+    }
+    // kOk (sent: the buffers are free), kInProgress (`comp` is called once they are), or
+    // kNoResource, or an error. The receiver sees `header` and the buffers as one message.
+    Status send_zcopy(uint8_t id, const void *header, unsigned header_len, const Iov *iov,
+                      size_t iovcnt, uct_completion_t *comp) noexcept {
+        return uct_ep_am_zcopy(ep_.get(), id, header, header_len, iov, iovcnt, 0, comp);
+    }
     // Whether check() is how this lane learns of a dead peer: UCT_IFACE_FLAG_EP_CHECK without
     // a keepalive of its own (shared memory, where a dead process is otherwise silent). tcp
     // reports a closed connection by itself (UCT_IFACE_FLAG_EP_KEEPALIVE), and UCX 1.13's tcp

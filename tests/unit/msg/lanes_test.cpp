@@ -196,5 +196,88 @@ TEST_F(MsgTest, ZeroCopyRidesTheAmLaneWhereItsTransportServesIt) {
     }
 }
 
+// A message above the lane's bcopy size that fits one zero-copy active message (tcp: up to
+// 64 KiB with its header) goes as one, straight from the sender's buffers (one or several),
+// with its CQ data, to a posted receive or as an unexpected one, or truncated; the bytes are
+// the eager protocol's, so the receiver handles it as any eager message. Elsewhere (no
+// AM_ZCOPY on shared memory; the *_rndv sets send it by rendezvous) the same calls take their
+// own protocol and none goes this way.
+TEST_F(MsgTest, MessagesThatFitOneZeroCopyActiveMessageGoAsOne) {
+    namespace wire = runtime::proto::wire;
+    // Connected first, so that the lane and the thresholds are known.
+    uint64_t v = 1, got = 0;
+    ASSERT_EQ(fi_trecv(b_.ep, &got, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &v, 8, a_to_b_, 1); }), 0);
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    runtime::proto::DataPath *dp = data_path(a_.ep);
+    ASSERT_EQ(dp->peer_count(), 1u);
+    const runtime::proto::Peer *to_b = dp->peer(0);
+    const size_t hdr = sizeof(wire::EagerHdr) + sizeof(uint64_t);
+    const size_t limit = to_b->lane.max_zcopy_payload(hdr);
+    const size_t bcopy_room = to_b->lane.max_bcopy() - hdr;
+    std::vector<size_t> sizes = {bcopy_room + 1, 16384, 40000};
+    if (limit > 40000) sizes.push_back(limit);  // the largest one message carries
+    // Per size: one send with CQ data (a 24-byte header), two without (16 bytes).
+    uint64_t expected = 0;
+    for (size_t n : sizes) {
+        const auto goes = [&](size_t h) {
+            return n + h > to_b->lane.max_bcopy() && limit != 0 && n + h <= limit + hdr &&
+                   n <= to_b->rndv_thresh;
+        };
+        expected += (goes(hdr) ? 1 : 0) + (goes(hdr - sizeof(uint64_t)) ? 2 : 0);
+    }
+    const uint64_t before = dp->stats().eager_zcopy;
+    for (size_t n : sizes) {
+        SCOPED_TRACE(n);
+        const auto out = pattern(n, 7);
+        // Posted first; three buffers; remote CQ data.
+        const size_t third = n / 3;
+        iovec parts[3] = {{const_cast<uint8_t *>(out.data()), third},
+                          {const_cast<uint8_t *>(out.data()) + third, third},
+                          {const_cast<uint8_t *>(out.data()) + 2 * third, n - 2 * third}};
+        std::vector<uint8_t> in(n + 8, 0xee);
+        ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+        fi_msg_tagged m{};
+        m.msg_iov = parts;
+        m.iov_count = 3;
+        m.addr = a_to_b_;
+        m.tag = 2;
+        m.data = 0xd00d;
+        ASSERT_EQ(retry([&] { return fi_tsendmsg(a_.ep, &m, FI_REMOTE_CQ_DATA | FI_COMPLETION); }), 0);
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        EXPECT_EQ(e.len, n);
+        EXPECT_EQ(e.data, 0xd00du);
+        EXPECT_EQ(e.flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+        EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()));
+        EXPECT_EQ(in[n], 0xee);
+        ASSERT_EQ(wait(a_.cq, e), 1);
+        EXPECT_EQ(e.flags, FI_SEND | FI_TAGGED);
+        // Unexpected: sent, arrived, then received.
+        ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, out.data(), n, nullptr, a_to_b_, 3, nullptr); }), 0);
+        EXPECT_TRUE(quiet(b_.cq, 20));
+        std::fill(in.begin(), in.end(), 0);
+        ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 3, 0, nullptr), 0);
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()));
+        ASSERT_EQ(wait(a_.cq, e), 1);
+        // Truncated into a smaller buffer.
+        std::vector<uint8_t> small(100, 0);
+        ASSERT_EQ(fi_trecv(b_.ep, small.data(), small.size(), nullptr, FI_ADDR_UNSPEC, 4, 0, nullptr), 0);
+        ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, out.data(), n, nullptr, a_to_b_, 4, nullptr); }), 0);
+        ASSERT_EQ(wait(b_.cq, e), -FI_EAVAIL);
+        const fi_cq_err_entry err = error(b_.cq);
+        EXPECT_EQ(err.err, FI_ETRUNC);
+        EXPECT_EQ(err.olen, n - small.size());
+        EXPECT_TRUE(std::equal(small.begin(), small.end(), out.begin()));
+        ASSERT_EQ(wait(a_.cq, e), 1);
+    }
+    EXPECT_EQ(dp->stats().eager_zcopy - before, expected)
+        << "lane " << to_b->lane.resource().tl << ", zero-copy payload up to " << limit;
+    if (to_b->lane.resource().tl == "tcp" && to_b->rndv_thresh >= 40000) {
+        EXPECT_GT(expected, 0u) << "tcp sends messages of 40000 bytes as one zero-copy message";
+    }
+}
+
 }  // namespace
 }  // namespace ufi::msg_test

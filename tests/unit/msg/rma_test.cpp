@@ -351,7 +351,7 @@ TEST_F(RmaTest, LargeWritesOverAPutOnlyTransportArePutByTheInitiator) {
     expect_done(&ctx, FI_RMA | FI_READ);
     ASSERT_EQ(a_dp->peer_count(), 1u);
     const runtime::proto::Peer *to_b = a_dp->peer(0);
-    const bool put_by_a = to_b->rndv_protocol == wire::kRndvPut && kLen >= to_b->rndv_thresh;
+    const bool put_by_a = to_b->rndv_protocol == wire::kRndvPut && kLen >= to_b->rma_thresh;
     const uint64_t grants = b_dp->stats().rma_put_grants;
 
     const auto out = pattern(kLen, 3);
@@ -383,7 +383,7 @@ TEST_F(RmaTest, LargeWritesOverAPutOnlyTransportArePutByTheInitiator) {
     EXPECT_EQ(at[kLen], 0xEE) << "nothing after the range";
     // (B's gets of a write it reads over cma run from its progress: there a read behind the
     // write may be answered first, unless the endpoint asked for ordering; docs/rma.md.)
-    if (to_b->rndv_protocol != wire::kRndvGet || kLen < to_b->rndv_thresh) {
+    if (to_b->rndv_protocol != wire::kRndvGet || kLen < to_b->rma_thresh) {
         EXPECT_TRUE(same(back.data(), out.data() + kLen - back.size(), back.size()))
             << "the read behind the write did not see it";
     }
@@ -559,7 +559,7 @@ TEST_F(RmaTest, InjectedShortWritesFinishByTheirAcknowledgements) {
     // (unless UFI_RNDV_THRESH sends even 8 bytes zero copy: then with a record). Over a
     // transport that only puts (tcp), zero copy is our puts once B granted them: the first
     // write waits for B's answer and the others wait behind it, in order.
-    const bool unrecorded = 8 < peer->rndv_thresh;
+    const bool unrecorded = 8 < peer->rma_thresh;
     const bool put_by_us = !unrecorded && peer->rndv_protocol == wire::kRndvPut;
     for (size_t i = 0; i < kWrites; ++i) {
         const uint64_t v = 1000 + i;
