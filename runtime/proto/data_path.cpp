@@ -108,10 +108,12 @@ DataPath::~DataPath() {
     const DataPathStats &s = stats_;
     UFI_LOG(level, Subsys::EpData,
             "endpoint closed: {} sends waited in a peer queue, {} messages came unexpected, {} "
-            "by rendezvous sent ({} get, {} put, {} active-message received); dropped {} "
-            "malformed, {} from unknown sources; {} RMA accesses refused, {} peers restarted",
-            s.sends_queued, s.unexpected, s.rndv_sends, s.rndv_get, s.rndv_put, s.rndv_am,
-            s.dropped_malformed, s.dropped_unknown_src, s.rma_refused, s.peer_restarts);
+            "sent as one zero-copy message, {} by rendezvous sent ({} get, {} put, {} "
+            "active-message received); dropped {} malformed, {} from unknown sources; {} RMA "
+            "accesses refused, {} writes granted to their initiator's puts, {} peers restarted",
+            s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_put,
+            s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
+            s.rma_put_grants, s.peer_restarts);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces.
     peers_.clear();

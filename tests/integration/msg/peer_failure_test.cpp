@@ -226,6 +226,73 @@ int rma_target_dies(const char *role, int sock, bool a) {
     return 0;
 }
 
+// The initiator of a large write dies once the target has its request: over tcp the target
+// has granted it and waits for puts that never come, over shared memory it reads the data
+// from the dying process itself. The target lets go of the write, notices the death within
+// the bound (a send to the dead peer fails) and closes cleanly.
+int rma_initiator_dies(const char *role, int sock, bool a) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s, FI_RMA) == 0);
+    CHECK(connect_both(s, a) == 0);
+    struct {
+        uint64_t addr;
+        uint64_t key;
+    } where{};
+    static std::vector<uint8_t> region(4 << 20, 0x11);
+    if (a) {
+        CHECK(s.io(&where, sizeof where, false));
+        const auto big = pattern(region.size(), 6);
+        int ctx = 0;
+        CHECK(s.retry([&] {
+                  return fi_writedata(s.ep, big.data(), big.size(), nullptr, 0x77, s.peer,
+                                      where.addr, where.key, &ctx);
+              }) == 0);
+        uint8_t b = 1;
+        CHECK(s.io(&b, 1, true));  // the request went: B may handle it
+        ready_to_die(g_ctl);
+    }
+    fid_mr *mr = nullptr;
+    CHECK(fi_mr_reg(s.domain, region.data(), region.size(), FI_REMOTE_WRITE, 0, 0x78, 0, &mr,
+                    nullptr) == 0);
+    const bool virt = (s.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    where = {virt ? reinterpret_cast<uint64_t>(region.data()) : 0, fi_mr_key(mr)};
+    CHECK(s.io(&where, sizeof where, true));
+    uint8_t b = 0;
+    CHECK(s.io(&b, 1, false));
+    // Progress (the request is handled, the write granted or read) until A is gone: a send
+    // that only a living receiver completes (1 MiB: announced, then moved once received)
+    // fails, at once or by its completion, within the bound. A write that B read whole before
+    // A died reports its CQ data first; nothing else completes.
+    static const std::vector<uint8_t> out(1 << 20, 5);
+    const ssize_t rc = s.retry([&] { return fi_tsend(s.ep, out.data(), out.size(), nullptr, s.peer, 8, nullptr); });
+    if (rc == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoundMs);
+        bool failed = false;
+        while (!failed && std::chrono::steady_clock::now() < deadline) {
+            fi_cq_tagged_entry e{};
+            const ssize_t got = fi_cq_sread(s.cq, &e, 1, nullptr, 1000);
+            if (got == 1) {
+                CHECK((e.flags & FI_REMOTE_CQ_DATA) && e.data == 0x77);  // the write, whole
+            } else if (got == -FI_EAVAIL) {
+                fi_cq_err_entry err{};
+                CHECK(fi_cq_readerr(s.cq, &err, 0) == 1);
+                failed = err.err != 0;
+            } else {
+                CHECK(got == -FI_EAGAIN || got == -FI_ETIMEDOUT);
+            }
+        }
+        CHECK(failed);
+    } else {
+        CHECK(rc < 0 && rc != -FI_EAGAIN);
+    }
+    CHECK(fi_close(&mr->fid) == 0);
+    close_side(s);
+    return 0;
+}
+
 // Runs A and B; kills `victim` once it says it is ready; the survivor must pass.
 void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
     int sv[2], ctl[2];
@@ -253,6 +320,10 @@ void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
 
 TEST(PeerFailure, RmaTargetDies) {
     run_case(rma_target_dies, false);
+}
+
+TEST(PeerFailure, RmaInitiatorDiesWithALargeWriteAtTheTarget) {
+    run_case(rma_initiator_dies, true);
 }
 
 TEST(PeerFailure, ReceiverDiesMidTransfer) {
