@@ -173,7 +173,8 @@ enum class SendOp : uint8_t {
     kWrite,     // fi_write*, fi_inject_write*: RMA_WRITE fragments, done on RMA_ACK
     kRead,      // fi_read*: RMA_READ_REQ, done when RMA_READ_RESP brought every byte
     kReadResp,  // the target's answer to a peer's read (zero copy: its puts)
-    kWriteTarget,  // the target's zero-copy read of a peer's write (its gets)
+    kWriteTarget,  // the target's zero-copy side of a peer's write: its gets (rndv_protocol
+                   // GET), or a grant the peer puts into (PUT: tcp; RMA_WRITE_DONE ends it)
     kAtomic,    // fi_atomic*, fi_fetch_atomic*, fi_compare_atomic*: ATOMIC, done on ATOMIC_RESP
 };
 

@@ -333,7 +333,8 @@ void DataPath::release_put_hold(SendReq &r) noexcept {
 void DataPath::finish_rma(SendReq *r, int error) noexcept {
     release_put_hold(*r);
     if (r->op == SendOp::kWriteTarget) {
-        // The target's zero-copy side of a peer's write: counted and answered already.
+        // The target's zero-copy side of a peer's write: counted and answered already (its
+        // gets), or counted on RMA_WRITE_DONE with nothing to answer (a grant).
     } else if (r->op == SendOp::kReadResp) {
         // The target's side of a peer's read: counted once its bytes went.
         if (error == 0) count_remote(r->rma.data(), r->rma.size(), r->iov.total, FI_REMOTE_READ);
