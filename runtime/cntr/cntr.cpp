@@ -27,7 +27,7 @@ int Cntr::open(Domain *domain, const Config &config, void *context, fi_ops *ops,
                fi_ops_cntr *cntr_ops, Cntr **out) noexcept {
     auto *c = new (std::nothrow) Cntr(domain, config);
     if (c == nullptr) return -FI_ENOMEM;
-    const int rc = c->wait_.open(config.wait);
+    const int rc = c->wait_.open(config.wait, !domain->locking.completions);
     if (rc != 0) {
         UFI_LOG_WARN(log::Subsys::Cntr, "fi_cntr_open: cannot create the {} wait object: {}",
                      wait::kind_name(config.wait), rc);

@@ -85,7 +85,7 @@ int Cq::open(Domain *domain, const Config &config, void *context, fi_ops *ops, f
         delete cq;
         return -FI_ENOMEM;
     }
-    const int rc = cq->wait_.open(config.wait);
+    const int rc = cq->wait_.open(config.wait, !domain->locking.completions);
     if (rc != 0) {
         UFI_LOG_WARN(log::Subsys::Cq, "fi_cq_open: cannot create the {} wait object: {}",
                      wait::kind_name(config.wait), rc);
@@ -314,7 +314,7 @@ ssize_t Cq::sread_admitted(void *buf, size_t count, fi_addr_t *src, size_t thres
 
 int Cq::signal() noexcept {
     signal_pending_.store(true, std::memory_order_seq_cst);
-    wait_.notify();
+    wait_.notify_from_any_thread();
     return 0;
 }
 

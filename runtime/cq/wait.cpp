@@ -108,8 +108,9 @@ WaitObject::~WaitObject() {
     if (event_fd_ >= 0) close(event_fd_);
 }
 
-int WaitObject::open(Kind kind) noexcept {
+int WaitObject::open(Kind kind, bool serialized) noexcept {
     kind_ = kind;
+    serialized_ = serialized;
     generation_ = transports::fork::generation();
     if (kind != Kind::Fd && kind != Kind::PollFd) return 0;
     event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -51,7 +51,11 @@ class WaitObject {
     WaitObject &operator=(const WaitObject &) = delete;
 
     // Creates the eventfd and epoll set for Fd/PollFd. 0, or -FI_EMFILE/-FI_ENOMEM/-FI_EOTHER.
-    int open(Kind kind) noexcept;
+    // serialized: the application serializes every call that can produce or consume on this
+    // object (the domain's threading policy locks no completions: FI_THREAD_DOMAIN or
+    // FI_THREAD_COMPLETION, manual progress), so no producer can run beside a sleeper that
+    // is arming its sleep, and notify() needs no fence.
+    int open(Kind kind, bool serialized = false) noexcept;
     Kind kind() const noexcept { return kind_; }
     // fi_cq_sread / fi_eq_sread / fi_cntr_wait are allowed.
     bool blocking() const noexcept { return kind_ != Kind::None; }
@@ -64,12 +68,23 @@ class WaitObject {
 
     // Producer side: the watched state changed (an entry arrived, a counter moved, a signal).
     // Called after the change is published. Cheap unless a waiter can be sleeping.
+    // The fence orders the publication before the look at watchers_ against a sleeper's
+    // begin_watch() before its look at the state (store-load: x86 reorders it too). A
+    // serialized object skips it: its sleeper (sread, trywait) and its producers (progress
+    // inside the application's calls) never run at once, and a thread polling the exported fd
+    // has been a watcher since FI_GETWAIT, which happened before. The fence is on every
+    // completion's critical path (an mfence after the slot's stores: tens of cycles).
     void notify() noexcept {
         if (epoll_fd_ < 0) return;
+        if (!serialized_) std::atomic_thread_fence(std::memory_order_seq_cst);
+        notify_fenced();
+    }
+    // notify() for a producer that may run beside a sleeper whatever the threading model
+    // (fi_cq_signal, whose purpose is to wake a thread blocked in sread).
+    void notify_from_any_thread() noexcept {
+        if (epoll_fd_ < 0) return;
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (watchers_.load(std::memory_order_relaxed) == 0) return;
-        if (signaled_.load(std::memory_order_relaxed)) return;
-        if (!signaled_.exchange(true, std::memory_order_seq_cst)) write_event();
+        notify_fenced();
     }
 
     // Consumer side. A sleeper brackets its sleep with begin_watch()/end_watch(); between
@@ -105,9 +120,15 @@ class WaitObject {
     int sleep(int timeout_ms) noexcept;
 
   private:
+    void notify_fenced() noexcept {
+        if (watchers_.load(std::memory_order_relaxed) == 0) return;
+        if (signaled_.load(std::memory_order_relaxed)) return;
+        if (!signaled_.exchange(true, std::memory_order_seq_cst)) write_event();
+    }
     void write_event() noexcept;
 
     Kind kind_ = Kind::None;
+    bool serialized_ = false;
     int event_fd_ = -1;
     int epoll_fd_ = -1;
     std::atomic<bool> signaled_{false};

@@ -885,7 +885,9 @@ unsigned Endpoint::progress_cb(void *arg) {
     if (w == nullptr) return 0;  // not enabled: nothing to drive
     unsigned n = w->progress();
     proto::DataPath *dp = ep->data_path();
-    if (dp != nullptr && dp->wants_progress()) n += dp->progress();
+    if (dp == nullptr) return n;
+    if (dp->wants_progress()) n += dp->progress();
+    if (n == 0) dp->on_empty_poll();
     return n;
 }
 

@@ -214,6 +214,15 @@ class DataPath {
         return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||
                !retry_puts_.empty() || worker_->has_failures();
     }
+    // A progress call that found nothing: readies the lane of the peer last sent to for the
+    // next send (AmLane::warm; the usual wait of a ping-pong, an answer expected from it), for
+    // kWarmPolls empty polls after a send: a process that waits longer has no answer coming
+    // soon, and keeps its hands off a FIFO head other senders may be taking turns on.
+    void on_empty_poll() noexcept {
+        if (warm_polls_ == 0) return;
+        --warm_polls_;
+        if (last_sent_ < peers_.size()) peers_[last_sent_]->lane.warm();
+    }
     // Whether the endpoint's progress should call progress() now: pending work, or every so
     // many calls the peer checks (a counter, no clock read).
     bool wants_progress() noexcept {
@@ -715,6 +724,14 @@ class DataPath {
 
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
     unsigned ticks_ = 0;
+    static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
+    uint32_t last_sent_ = kNoPeer;  // the peer the last eager send went to (on_empty_poll)
+    uint32_t warm_polls_ = 0;       // empty polls that still warm its lane
+    // After an eager send to `p`.
+    void note_sent(const Peer &p) noexcept {
+        last_sent_ = p.local_idx;
+        warm_polls_ = kWarmPolls;
+    }
     size_t partial_rx_ = 0;  // peers with a multi-fragment message partly arrived
     std::chrono::steady_clock::time_point next_check_{};
 };

@@ -62,6 +62,7 @@ constexpr transports::Status kNeedsFragments = UCS_ERR_EXCEEDS_LIMIT;
 transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t tag,
                                          uint32_t wire_flags, uint64_t data) noexcept {
     const bool has_data = (wire_flags & wire::kHasData) != 0;
+    note_sent(p);
     uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(uint64_t)];
     const wire::EagerHdr h{tag, p.remote_idx, wire_flags};
     std::memcpy(hdr, &h, sizeof h);

@@ -71,6 +71,7 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
         // A full lane: relieve_lane() may make room. A failed one fails the peer in send().
         return s == transports::kNoResource ? ShortSend::kLaneFull : ShortSend::kNotHere;
     }
+    note_sent(*p);
     // UCT copied it: complete when the call returns, FI_INJECT included.
     if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) && cfg_.tx_cq != nullptr) {
         const uint64_t cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);

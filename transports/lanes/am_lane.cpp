@@ -71,6 +71,10 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
         Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
     if (status != UCS_OK) return status;
     lane.set_limits(iface);
+    // UCT's mm transports (the shared-memory ones that send active messages, connected to
+    // the peer's iface): their flush is a look at the peer's FIFO head (warm()).
+    lane.warms_ = iface.resource->type == DeviceType::SharedMemory &&
+                  (iface.attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT) != 0;
     out = std::move(lane);
     return UCS_OK;
 }

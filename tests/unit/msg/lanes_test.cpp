@@ -279,5 +279,40 @@ TEST_F(MsgTest, MessagesThatFitOneZeroCopyActiveMessageGoAsOne) {
     }
 }
 
+// While an endpoint waits after a send, its lane to that peer is kept warm (AmLane::warm: a
+// look at the peer's FIFO head) on shared-memory FIFO lanes only: posix and sysv, never tcp,
+// cma or self. Waiting that way changes nothing in the exchange: a ping-pong with many empty
+// polls before each answer keeps every byte and the order.
+TEST_F(MsgTest, OnlySharedMemoryFifoLanesAreKeptWarmWhileWaiting) {
+    constexpr int kRounds = 100;
+    uint64_t got = 0;
+    fi_cq_tagged_entry e{};
+    for (int i = 0; i < kRounds; ++i) {
+        Side &from = i % 2 == 0 ? a_ : b_;
+        Side &to = i % 2 == 0 ? b_ : a_;
+        const fi_addr_t dest = i % 2 == 0 ? a_to_b_ : b_to_a_;
+        ASSERT_EQ(fi_trecv(to.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, i, 0, nullptr), 0);
+        const uint64_t v = 0x5eed0000u + static_cast<uint64_t>(i);
+        ASSERT_EQ(retry([&] { return fi_tinject(from.ep, &v, sizeof v, dest, i); }), 0);
+        // The sender waits as a ping-pong does: empty reads of its CQ.
+        for (int k = 0; k < 50; ++k) {
+            const ssize_t rc = fi_cq_read(from.cq, &e, 1);
+            ASSERT_TRUE(rc == -FI_EAGAIN || rc == 1) << rc;
+        }
+        ASSERT_EQ(wait(to.cq, e), 1) << i;
+        EXPECT_EQ(e.tag, static_cast<uint64_t>(i));
+        EXPECT_EQ(got, v);
+    }
+    for (Side *s : {&a_, &b_}) {
+        runtime::proto::DataPath *dp = data_path(s->ep);
+        ASSERT_NE(dp, nullptr);
+        ASSERT_EQ(dp->peer_count(), 1u);
+        const auto &lane = dp->peer(0)->lane;
+        const std::string tl = lane.resource().tl;
+        EXPECT_EQ(lane.warms(), tl == "posix" || tl == "sysv") << tl;
+        EXPECT_EQ(dp->stats().dropped_malformed, 0u);
+    }
+}
+
 }  // namespace
 }  // namespace ufi::msg_test
