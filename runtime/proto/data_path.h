@@ -725,9 +725,9 @@ class DataPath {
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
     unsigned ticks_ = 0;
     static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
-    uint32_t last_sent_ = kNoPeer;  // the peer the last eager send went to (on_empty_poll)
+    uint32_t last_sent_ = kNoPeer;  // the peer the last short send went to (on_empty_poll)
     uint32_t warm_polls_ = 0;       // empty polls that still warm its lane
-    // After an eager send to `p`.
+    // After an eager message, a short write or a short atomic to `p`.
     void note_sent(const Peer &p) noexcept {
         last_sent_ = p.local_idx;
         warm_polls_ = kWarmPolls;

@@ -124,6 +124,7 @@ inline transports::Status DataPath::send_staged(Peer &p, uint8_t id, const uint8
     // as from a bcopy of the whole.
     uint64_t head;
     std::memcpy(&head, staged, sizeof head);
+    note_sent(p);  // (an answer is often awaited from it: warm its lane meanwhile)
     return p.lane.send_short(id, head, staged + sizeof head, static_cast<unsigned>(n - sizeof head));
 }
 

@@ -371,6 +371,7 @@ void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcep
         // first half.
         uint64_t head;
         std::memcpy(&head, &a, sizeof head);
+        note_sent(p);
         const tx::Status s = p.lane.send_short(id, head, &a.id, sizeof a.id);
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
