@@ -136,9 +136,11 @@ class AmLane {
     // reads the head when the message arrives; here that read takes the line away from the
     // sender, so the sender's next send missed twice (the load, then the atomic) where UCP's
     // misses once. Fetched again while waiting, the load hits: 8-byte ping-pong latency fell
-    // by about a tenth (docs/performance.md). Nothing on other lanes.
+    // by about a fifth (docs/performance.md). Nothing on other lanes, nor on a lane moved
+    // from (the endpoint went with the move, a copy of warms_ stayed). (A fork() child does
+    // not progress what it inherited, docs/fork.md; were it to, this only reads shared memory.)
     void warm() noexcept {
-        if (warms_) (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr);
+        if (warms_ && ep_) (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr);
     }
     bool warms() const noexcept { return warms_; }
 
