@@ -20,15 +20,22 @@ namespace {
 using ufi::runtime::cq::Cq;
 using ufi::runtime::cq::cq_of;
 
+// A CQ of FI_CQ_FORMAT_DATA entries (size 0: the default) with `wait`.
+fid_cq *open_data_cq(fid_domain *domain, size_t size, fi_wait_obj wait) {
+    fi_cq_attr attr{};
+    attr.format = FI_CQ_FORMAT_DATA;
+    attr.size = size;
+    attr.wait_obj = wait;
+    fid_cq *cq = nullptr;
+    EXPECT_EQ(fi_cq_open(domain, &attr, &cq, nullptr), 0);
+    return cq;
+}
+
 void run(int threading, int writers, uint64_t per_writer, fi_wait_obj wait) {
     ufi_test::FabricEnv env;
     env.open(FI_VERSION(2, 7), threading);
-    fi_cq_attr attr{};
-    attr.format = FI_CQ_FORMAT_DATA;
-    attr.size = 64;
-    attr.wait_obj = wait;
-    fid_cq *cq = nullptr;
-    ASSERT_EQ(fi_cq_open(env.domain, &attr, &cq, nullptr), 0);
+    fid_cq *cq = open_data_cq(env.domain, 64, wait);
+    ASSERT_NE(cq, nullptr);
     Cq *q = cq_of(cq);
 
     alarm(60);
@@ -82,12 +89,8 @@ TEST(CqThreads, SingleWriterWithoutLocks) {
 void run_serialized_blocking(int threading, uint64_t events) {
     ufi_test::FabricEnv env;
     env.open(FI_VERSION(2, 7), threading);
-    fi_cq_attr attr{};
-    attr.format = FI_CQ_FORMAT_DATA;
-    attr.size = 4096;
-    attr.wait_obj = FI_WAIT_UNSPEC;
-    fid_cq *cq = nullptr;
-    ASSERT_EQ(fi_cq_open(env.domain, &attr, &cq, nullptr), 0);
+    fid_cq *cq = open_data_cq(env.domain, 4096, FI_WAIT_UNSPEC);
+    ASSERT_NE(cq, nullptr);
     Cq *q = cq_of(cq);
     ufi_test::PipeSource src;
     uint64_t made = 0;  // touched only by the reader's progress
@@ -132,11 +135,8 @@ TEST(CqThreads, SignalFromAnotherThreadWakesASerializedSleeper) {
     for (int threading : {FI_THREAD_DOMAIN, FI_THREAD_COMPLETION}) {
         ufi_test::FabricEnv env;
         env.open(FI_VERSION(2, 7), threading);
-        fi_cq_attr attr{};
-        attr.format = FI_CQ_FORMAT_DATA;
-        attr.wait_obj = FI_WAIT_FD;
-        fid_cq *cq = nullptr;
-        ASSERT_EQ(fi_cq_open(env.domain, &attr, &cq, nullptr), 0);
+        fid_cq *cq = open_data_cq(env.domain, 0, FI_WAIT_FD);
+        ASSERT_NE(cq, nullptr);
         alarm(60);
         for (int round = 0; round < 50; ++round) {
             std::thread signaller([cq, round] {
@@ -161,11 +161,8 @@ TEST(CqThreads, SignalFromAnotherThreadWakesASerializedSleeper) {
 TEST(CqThreads, ExportedFdPolledByAnotherThreadUnderThreadDomain) {
     ufi_test::FabricEnv env;
     env.open(FI_VERSION(2, 7), FI_THREAD_DOMAIN);
-    fi_cq_attr attr{};
-    attr.format = FI_CQ_FORMAT_DATA;
-    attr.wait_obj = FI_WAIT_FD;
-    fid_cq *cq = nullptr;
-    ASSERT_EQ(fi_cq_open(env.domain, &attr, &cq, nullptr), 0);
+    fid_cq *cq = open_data_cq(env.domain, 0, FI_WAIT_FD);
+    ASSERT_NE(cq, nullptr);
     Cq *q = cq_of(cq);
     int fd = -1;
     ASSERT_EQ(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
