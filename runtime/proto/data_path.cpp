@@ -26,6 +26,20 @@ void read_protocol_settings(DataPathConfig &c) noexcept {
     c.proto_info = reg.get_bool("UFI_PROTO_INFO");
     c.peer_check_ms = static_cast<int>(
         std::clamp<int64_t>(reg.get_int("UFI_PEER_CHECK_INTERVAL"), 0, 3600 * 1000));
+    c.rndv_split = kDefaultRndvSplit;
+    const std::string &split = reg.get_string("UFI_RNDV_SPLIT");
+    if (split == "off" || split == "0") {
+        c.rndv_split = 0;
+    } else if (const std::optional<size_t> v = config::parse_size(split); v && *v > 0) {
+        c.rndv_split = *v;
+    } else if (!split.empty()) {
+        static std::once_flag warned;
+        std::call_once(warned, [&] {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "UFI_RNDV_SPLIT={}: not a size (e.g. 64K) or off; {} bytes are used",
+                         split, kDefaultRndvSplit);
+        });
+    }
     c.rndv_thresh = 0;
     const std::string &text = reg.get_string("UFI_RNDV_THRESH");
     if (text.empty() || text == "auto") return;
@@ -108,11 +122,12 @@ DataPath::~DataPath() {
     const DataPathStats &s = stats_;
     UFI_LOG(level, Subsys::EpData,
             "endpoint closed: {} sends waited in a peer queue, {} messages came unexpected, {} "
-            "sent as one zero-copy message, {} by rendezvous sent ({} get, {} put, {} "
-            "active-message received); dropped {} malformed, {} from unknown sources; {} RMA "
-            "accesses refused, {} writes granted to their initiator's puts, {} peers restarted",
-            s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_put,
-            s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
+            "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
+            "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
+            "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
+            "peers restarted",
+            s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
+            s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
             s.rma_put_grants, s.peer_restarts);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces.

@@ -52,6 +52,11 @@ struct WireupView;  // a parsed WIREUP message (wireup.cpp)
 // not the queue, finishes it.
 inline constexpr transports::Status kHandedOff = UCS_INPROGRESS;
 
+// UFI_RNDV_SPLIT's default: from here on, the sender's half of a shared copy comes back more
+// than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
+// sides").
+inline constexpr size_t kDefaultRndvSplit = 64 * 1024;
+
 struct DataPathConfig {
     transports::EndpointWorker *worker = nullptr;
     av::Av *av = nullptr;
@@ -104,12 +109,16 @@ struct DataPathConfig {
     // Messages above this go by rendezvous (UFI_RNDV_THRESH); 0: chosen per peer from the
     // transports' estimates.
     size_t rndv_thresh = 0;
+    // Rendezvous messages of at least this many bytes over a transport whose zero copy is a
+    // CPU copy (cma) are copied by both sides at once (SPLIT, wire.h); 0: the receiver copies
+    // all (UFI_RNDV_SPLIT).
+    size_t rndv_split = kDefaultRndvSplit;
     bool proto_info = false;  // UFI_PROTO_INFO: log each peer's protocols
     int peer_check_ms = 1000;  // UFI_PEER_CHECK_INTERVAL (0: never)
 };
 
-// Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_PROTO_INFO,
-// UFI_PEER_CHECK_INTERVAL).
+// Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_RNDV_SPLIT,
+// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL).
 void read_protocol_settings(DataPathConfig &c) noexcept;
 
 // What the data path counts for diagnostics and tests.
@@ -128,6 +137,7 @@ struct DataPathStats {
     uint64_t rndv_get = 0;            // received by each rendezvous protocol
     uint64_t rndv_put = 0;
     uint64_t rndv_am = 0;
+    uint64_t rndv_split = 0;          // of rndv_get: the sender copied part (SPLIT)
     uint64_t rma_refused = 0;         // peers' RMA accesses the MR checks refused
     uint64_t rma_put_grants = 0;      // peers' writes this target had them put (zero copy
                                       // over a transport without get: tcp)
@@ -498,13 +508,17 @@ class DataPath {
     void issue_gets(RecvReq *r) noexcept;
     void gets_done(RecvReq *r) noexcept;
     bool send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
-    // RTR (kRndvPut) in `m` (byte 0 its AM id): [iov, +length) registered on `oi` into
-    // `regions`, named as segments with their packed keys, for the transport `tl`. false (and
-    // nothing registered) when a buffer does not register or the message exceeds the lane.
+    // SPLIT (wire.h), when this GET qualifies: RTR for the part behind the split point, then
+    // the gets before it. false: nothing was sent (a plain GET follows).
+    bool start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
+    // RTR (kRndvPut, or kRndvSplit with `from` > 0) in `m` (byte 0 its AM id): [iov, +length)
+    // registered on `oi` into `regions`, its bytes from `from` on named as segments with
+    // their packed keys, for the transport `tl`. false (and nothing registered) when a buffer
+    // does not register or the message exceeds the lane.
     bool build_rtr_put(Peer &p, const transports::OpenIface &oi, const IovList &iov,
                        size_t length, std::vector<transports::LocalRegion> &regions,
                        uint64_t send_id, uint64_t recv_id, const std::string &tl,
-                       std::vector<uint8_t> &m) noexcept;
+                       std::vector<uint8_t> &m, size_t from = 0) noexcept;
     void send_rtr_am(Peer &p, RecvReq *r) noexcept;
     void finish_rndv_recv(RecvReq *r) noexcept;
     void handle_rtr(const uint8_t *data, size_t length) noexcept;

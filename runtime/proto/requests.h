@@ -232,6 +232,10 @@ struct SendReq {
                                                    // local memh)
     std::vector<transports::PeerKey> keys;         // kRndvPut: the receiver's segments' keys
     std::vector<wire::Segment> remote;             // kRndvPut: the receiver's segments
+    size_t put_base = 0;                // where `remote` starts in the message (SPLIT: the split
+                                        // point; else 0)
+    bool split_copied = false;          // kRndvSplit: our puts are done (ATP sent)
+    bool split_acked = false;           // kRndvSplit: the receiver's ATS came
     uint64_t recv_id = 0;               // the receiver's, from RTR
     size_t length = 0;                  // bytes the receiver takes (RTR)
     bool streaming = false;             // kRndvAm: RNDV_DATA goes out from `offset`
@@ -275,6 +279,10 @@ struct RecvReq {
     size_t length = 0;    // bytes taken (total, or the buffer's size when it truncates)
     size_t received = 0;  // kRndvAm
     size_t issued = 0;    // kRndvGet: bytes whose gets are issued (a full lane resumes there)
+    size_t get_end = 0;   // kRndvGet, kRndvSplit: the gets cover [0, get_end) (SPLIT: the
+                          // split point; the sender puts the rest)
+    bool split_copied = false;  // kRndvSplit: our gets are done (ATS sent)
+    bool split_acked = false;   // kRndvSplit: the sender's ATP came
     std::vector<wire::Segment> segments;           // kRndvGet: the sender's buffers
     std::vector<transports::LocalRegion> regions;  // the receive buffers, registered (PUT; GET
                                                    // where the transport needs local memh)

@@ -882,6 +882,7 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
     // (kWriteTarget with PUT is a grant: grant_rma_put)
     start_target_record(*t, p, op, write ? wire::kRndvGet : wire::kRndvPut, h);
     t->offset = 0;
+    t->put_base = 0;
     t->recv_id = 1;  // operations in flight: a failure waits for their completions
     t->comp.owner = this;
     t->comp.req = t;

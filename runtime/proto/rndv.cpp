@@ -78,23 +78,31 @@ size_t slice(const IovList &iov, size_t at, size_t len,
     return covered;
 }
 
-// The non-empty buffers of `iov` within its first `length` bytes, as wire segments.
-std::vector<wire::Segment> segments_of(const IovList &iov, size_t length) {
+// The non-empty buffers of `iov` within its bytes [from, length), as wire segments.
+std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t from = 0) {
     std::vector<wire::Segment> segs;
-    size_t covered = 0;
-    for (size_t i = 0; i < iov.count && covered < length; ++i) {
-        const size_t len = std::min(iov.v[i].len, length - covered);
-        if (len == 0) continue;
-        segs.push_back({reinterpret_cast<uint64_t>(iov.v[i].base), len});
-        covered += len;
+    size_t at = 0;  // where iov.v[i] starts in the message
+    for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
+        const size_t begin = std::max(at, from);
+        const size_t end = std::min(at + iov.v[i].len, length);
+        if (begin >= end) continue;
+        segs.push_back({reinterpret_cast<uint64_t>(iov.v[i].base) + (begin - at), end - begin});
     }
     return segs;
+}
+
+// Transports whose zero copy is a copy made by the calling process's CPU (the kernel's, for
+// its caller): two processes copying halves at once go faster than one copying all. (An RDMA
+// device copies alone, whoever asks.)
+bool copies_on_cpu(const std::string &tl) {
+    return tl == "cma" || tl == "knem";
 }
 
 const char *protocol_name(uint8_t protocol) {
     switch (protocol) {
         case wire::kRndvGet: return "GET";
         case wire::kRndvPut: return "PUT";
+        case wire::kRndvSplit: return "SPLIT";
         default: return "AM";
     }
 }
@@ -151,13 +159,18 @@ void DataPath::choose_rndv(Peer &p) {
         p.rndv_thresh = std::min(zcopy_max, kMaxAutoRndvThresh);
     }
     const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
+    // (SPLIT is the receiver's choice: this side's setting, for what it receives.)
+    const bool split = p.rndv_protocol == wire::kRndvGet && cfg_.rndv_split != 0 &&
+                       copies_on_cpu(ifaces[p.rma_iface]->resource->tl);
     UFI_LOG(level, Subsys::EpData,
             "protocols to peer {}: active messages over {} (short {} B, bcopy {} B, zero-copy "
-            "{} B); messages above {} B by rendezvous {}{}; RMA zero copy from {} B",
+            "{} B); messages above {} B by rendezvous {}{}{}; RMA zero copy from {} B",
             tx::address::describe(p.address), p.lane.resource().label(), p.lane.max_short(),
             p.lane.max_bcopy(), zcopy_max, p.rndv_thresh, protocol_name(p.rndv_protocol),
             p.rma_iface != SIZE_MAX ? " over " + ifaces[p.rma_iface]->resource->label()
                                     : std::string(" (streamed active messages)"),
+            split ? ", copied by both sides from " + std::to_string(cfg_.rndv_split) + " B"
+                  : std::string(),
             p.rma_thresh);
 }
 
@@ -237,6 +250,9 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
             r.length = 0;
             r.streaming = false;
             r.done = false;
+            r.put_base = 0;
+            r.split_copied = false;
+            r.split_acked = false;
             if (r.iov.total == 0) {
                 r.rndv_protocol = wire::kRndvAm;  // nothing to read (FI_DELIVERY_COMPLETE)
             } else if (p.rndv_protocol == wire::kRndvGet &&
@@ -519,6 +535,9 @@ void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, ui
     r->length = std::min<size_t>(info.total, r->iov.total);
     r->received = 0;
     r->issued = 0;
+    r->get_end = r->length;
+    r->split_copied = false;
+    r->split_acked = false;
     r->status = 0;
     r->comp.uct.count = 0;
     r->comp.uct.status = UCS_OK;
@@ -538,7 +557,7 @@ void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, ui
         r->rndv_protocol = wire::kRndvGet;
         r->segments = std::move(info.segments);
         ++stats_.rndv_get;
-        issue_gets(r);
+        if (!start_split(p, r, info)) issue_gets(r);
         return;
     }
     r->keys.clear();
@@ -586,13 +605,13 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
     const size_t max_len = p.rma.max_get();
     size_t local = r->issued;
     size_t seg_start = 0;
-    for (size_t k = 0; k < r->segments.size() && local < r->length; ++k) {
+    for (size_t k = 0; k < r->segments.size() && local < r->get_end; ++k) {
         const wire::Segment &seg = r->segments[k];
         const size_t seg_end = seg_start + seg.len;
-        while (local < seg_end && local < r->length) {
+        while (local < seg_end && local < r->get_end) {
             tx::Iov iov[kMaxIov];
             size_t n = 0;
-            const size_t want = std::min({seg_end - local, r->length - local, max_len});
+            const size_t want = std::min({seg_end - local, r->get_end - local, max_len});
             const size_t got = slice(r->iov, local, want, r->regions, iov, max_iov, n);
             const tx::Status s =
                 p.rma.get(iov, n, seg.addr + (local - seg_start), r->keys[k].rkey(), &r->comp.uct);
@@ -602,7 +621,7 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
                     retry_gets_.push_back(r);  // progress issues the rest
                 } catch (const std::bad_alloc &) {
                     r->status = -FI_ENOMEM;
-                    r->issued = r->length;
+                    r->issued = r->get_end;
                 }
                 if (--r->comp.uct.count == 0) gets_done(r);
                 return;
@@ -613,7 +632,7 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
                 UFI_LOG_INFO(Subsys::EpData, "rendezvous from {}: get failed: {}",
                              tx::address::describe(p.address), tx::to_string(s));
                 r->status = fi_errno_of(s);
-                r->issued = r->length;
+                r->issued = r->get_end;
                 if (--r->comp.uct.count == 0) gets_done(r);
                 return;
             }
@@ -626,10 +645,47 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
 }
 
 void DataPath::gets_done(RecvReq *r) noexcept {
-    if (r->issued < r->length && r->status == 0) return;  // progress issues the rest
+    if (r->issued < r->get_end && r->status == 0) return;  // progress issues the rest
     Peer &p = *peers_[r->peer];
+    const uint32_t slot = r->rndv_slot;
     send_ack(p, wire::kAmAts, r->send_id, r->status);
+    if (rndv_recvs_[slot] != r) return;  // the ack failed the peer, which finished it
+    if (r->rndv_protocol == wire::kRndvSplit) {
+        r->split_copied = true;
+        // The sender's puts may still be landing in the buffer: it is the application's again
+        // with ATP (or with the sender's failure).
+        if (!r->split_acked && p.state != PeerState::kFailed) return;
+        if (r->status == 0) r->received = r->length;
+    }
     finish_rndv_recv(r);
+}
+
+bool DataPath::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
+    if (cfg_.rndv_split == 0 || r->length < cfg_.rndv_split || !copies_on_cpu(info.tl)) {
+        return false;
+    }
+    // Both halves over one transport: the sender writes with the interface we read with.
+    const tx::OpenIface *oi = zcopy_iface(p, info.tl, tx::RmaKind::kPut);
+    if (oi == nullptr || oi != &p.rma.iface()) return false;
+    // On a page boundary: no page is pinned by both copies.
+    const size_t split = (r->length / 2) & ~size_t{4095};
+    if (split == 0) return false;
+    std::vector<tx::LocalRegion> regions;
+    std::vector<uint8_t> m;
+    if (!build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot, info.tl, m,
+                       split)) {
+        return false;  // (the GET's own registrations stay)
+    }
+    r->regions.swap(regions);  // the same interface's: they serve our gets too
+    r->rndv_protocol = wire::kRndvSplit;
+    r->get_end = split;
+    ++stats_.rndv_split;
+    // RTR first: the sender copies its part while we copy ours.
+    const uint32_t slot = r->rndv_slot;
+    send_ctrl(p, std::move(m));
+    if (rndv_recvs_[slot] != r) return true;  // sending failed the peer, which finished it
+    issue_gets(r);
+    return true;
 }
 
 bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
@@ -647,21 +703,21 @@ bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
 
 bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &iov, size_t length,
                              std::vector<tx::LocalRegion> &regions, uint64_t send_id,
-                             uint64_t recv_id, const std::string &tl,
-                             std::vector<uint8_t> &m) noexcept {
+                             uint64_t recv_id, const std::string &tl, std::vector<uint8_t> &m,
+                             size_t from) noexcept {
     if (tl.size() > 255 || !register_buffers(oi, iov, length, regions)) return false;
     try {
-        const std::vector<wire::Segment> segs = segments_of(iov, length);
+        const std::vector<wire::Segment> segs = segments_of(iov, length, from);
         std::vector<uint8_t> keys, one;
         uint16_t rkey_len = 0;
-        size_t covered = 0;
-        for (size_t i = 0; i < iov.count && covered < length; ++i) {
-            if (iov.v[i].len == 0) continue;
+        size_t at = 0;  // where iov.v[i] starts in the message
+        for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
+            // The keys of the buffers segs names, in its order.
+            if (iov.v[i].len == 0 || at + iov.v[i].len <= from) continue;
             if (regions[i].pack(one) != UCS_OK) {
                 regions.clear();
                 return false;
             }
-            covered += iov.v[i].len;
             rkey_len = static_cast<uint16_t>(one.size());
             keys.insert(keys.end(), one.begin(), one.end());
         }
@@ -669,7 +725,7 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
         m.push_back(wire::kAmRtr);
         wire::RtrHdr h{};
         h.src = p.remote_idx;
-        h.protocol = wire::kRndvPut;
+        h.protocol = from > 0 ? wire::kRndvSplit : wire::kRndvPut;
         h.segments = static_cast<uint8_t>(segs.size());
         h.tl_len = static_cast<uint8_t>(tl.size());
         h.send_id = send_id;
@@ -744,7 +800,8 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
     }
     std::memcpy(&h, data, sizeof h);
     const size_t need = size_t{h.segments} * (sizeof(wire::Segment) + h.rkey_len) + h.tl_len;
-    const bool put_rtr = h.protocol == wire::kRndvPut;
+    const bool split = h.protocol == wire::kRndvSplit;
+    const bool put_rtr = h.protocol == wire::kRndvPut || split;
     if (length != sizeof h + need || h.segments > wire::kMaxRndvSegments || h.recv_id == 0 ||
         (!put_rtr && (h.protocol != wire::kRndvAm || h.segments != 0 || h.tl_len != 0)) ||
         (put_rtr && (h.segments == 0 || h.tl_len == 0))) {
@@ -754,17 +811,20 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
     if (!from_connected(h.src, wire::kAmRtr, data, length)) return;
     Peer &p = *peers_[h.src];
     SendReq *r = send_by_id(h.send_id, h.src);
-    // (An RMA write the target lets us put (kRmaInitiatorPuts) takes all of it, or nothing.)
+    // (An RMA write the target lets us put (kRmaInitiatorPuts) takes all of it, or nothing.
+    // SPLIT answers a message we offered to GET, over the transport we offered.)
     const bool write = r != nullptr && r->op == SendOp::kWrite;
     if (r == nullptr || r->recv_id != 0 || h.length == 0 || h.length > r->iov.total ||
-        (r->op != SendOp::kMessage && (!write || !put_rtr || h.length != r->iov.total ||
-                                       r->rndv_protocol != wire::kRndvPut))) {
+        (r->op != SendOp::kMessage && (!write || split || !put_rtr || h.length != r->iov.total ||
+                                       r->rndv_protocol != wire::kRndvPut)) ||
+        (split && (r->rndv_protocol != wire::kRndvGet || p.rma_iface == SIZE_MAX))) {
         ++stats_.dropped_malformed;  // unknown, answered twice, or a length it cannot take
         return;
     }
     r->recv_id = h.recv_id;
     r->length = h.length;
     r->rndv_protocol = h.protocol;
+    r->put_base = 0;
     if (put_rtr) {
         bool ok = false;
         try {
@@ -784,10 +844,27 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
                 sane = sane && s.len != 0 && s.len <= h.length - sum;
                 if (sane) sum += s.len;
             }
-            r->regions.clear();
-            ok = sane && sum == h.length && open_rma(p, tl, tx::RmaKind::kPut) &&
-                 unpack_keys(p, keys, r->keys) &&
-                 (!p.rma.iface().md_needs_memh ||
+            if (split) {
+                // Ours from the split point on; the receiver reads the rest through the
+                // registrations RTS named, which stay.
+                r->put_base = h.length - sum;
+                if (!sane || r->put_base == 0 || sum == 0 ||
+                    tl != worker_->ifaces()[p.rma_iface]->resource->tl) {
+                    // Not an answer to what we offered: dropped, and the send waits on.
+                    r->recv_id = 0;
+                    r->length = 0;
+                    r->rndv_protocol = wire::kRndvGet;
+                    r->put_base = 0;
+                    r->remote.clear();
+                    ++stats_.dropped_malformed;
+                    return;
+                }
+            } else {
+                r->regions.clear();
+                sane = sane && sum == h.length;
+            }
+            ok = sane && open_rma(p, tl, tx::RmaKind::kPut) && unpack_keys(p, keys, r->keys) &&
+                 (!p.rma.iface().md_needs_memh || !r->regions.empty() ||
                   register_buffers(p.rma.iface(), r->iov, r->length, r->regions));
         } catch (const std::bad_alloc &) {
             ok = false;
@@ -797,11 +874,19 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
                          write ? "RMA write" : "rendezvous", tx::address::describe(p.address),
                          write ? "target" : "receiver");
             r->status = -FI_EIO;
+            if (split) {
+                // The receiver may still be reading our buffers: ATS ends it (puts_done).
+                r->rndv_protocol = wire::kRndvSplit;
+                r->offset = r->length;
+                r->comp.uct.count = 0;
+                puts_done(r);
+                return;
+            }
             send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r->recv_id, r->status);
             finish_send_rndv(r);
             return;
         }
-        r->offset = 0;
+        r->offset = r->put_base;
         r->comp.uct.count = 0;
         r->comp.uct.status = UCS_OK;
         r->comp.owner = this;
@@ -832,7 +917,7 @@ void DataPath::issue_puts(SendReq *r) noexcept {
     const size_t max_iov = std::max<size_t>(1, std::min(p.rma.max_iov(kind), kMaxIov));
     const size_t max_len = get ? p.rma.max_get() : p.rma.max_put();
     size_t local = r->offset;
-    size_t seg_start = 0;
+    size_t seg_start = r->put_base;
     for (size_t k = 0; k < r->remote.size() && local < r->length; ++k) {
         const wire::Segment &seg = r->remote[k];
         const size_t seg_end = seg_start + seg.len;
@@ -896,7 +981,14 @@ void DataPath::puts_done(SendReq *r) noexcept {
     }
     // The puts completed (tcp: the receiver acknowledged them), so the data is in place when
     // ATP arrives, whatever lane it takes.
+    const uint32_t slot = r->rndv_slot;
     send_ack(p, wire::kAmAtp, r->recv_id, r->status);
+    if (rndv_sends_[slot] != r) return;  // the ack failed the peer, which finished it
+    if (r->rndv_protocol == wire::kRndvSplit) {
+        r->split_copied = true;
+        // The receiver may still be reading our buffers: its ATS (or its failure) ends it.
+        if (!r->split_acked && p.state != PeerState::kFailed) return;
+    }
     finish_send_rndv(r);
 }
 
@@ -915,8 +1007,15 @@ void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexce
     // A status from the wire is a negative fi errno, or it is taken as an I/O error.
     const int status = a.status > 0 || a.status < -FI_ERRNO_MAX ? -FI_EIO : a.status;
     if (id == wire::kAmAts) {
-        // The receiver read the data (or gave up before asking for it): valid before RTR only.
+        // The receiver read the data (or gave up before asking for it): valid before RTR only,
+        // but for SPLIT, whose RTR comes first.
         SendReq *r = send_by_id(a.id, a.src);
+        if (r != nullptr && r->rndv_protocol == wire::kRndvSplit && !r->split_acked) {
+            r->split_acked = true;
+            if (status != 0 && r->status == 0) r->status = status;
+            if (r->split_copied) finish_send_rndv(r);  // else its puts finish it
+            return;
+        }
         if (r == nullptr || r->recv_id != 0) {
             ++stats_.dropped_malformed;
             return;
@@ -926,12 +1025,18 @@ void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexce
         return;
     }
     RecvReq *r = recv_by_id(a.id, a.src);
-    if (r == nullptr || r->rndv_protocol != wire::kRndvPut) {
+    const bool split = r != nullptr && r->rndv_protocol == wire::kRndvSplit;
+    if (r == nullptr || (r->rndv_protocol != wire::kRndvPut && !split) ||
+        (split && r->split_acked)) {
         ++stats_.dropped_malformed;
         return;
     }
-    if (status != 0) r->status = status;
-    else r->received = r->length;
+    if (status != 0 && r->status == 0) r->status = status;
+    if (split) {
+        r->split_acked = true;
+        if (!r->split_copied) return;  // our gets finish it
+    }
+    if (r->status == 0) r->received = r->length;
     finish_rndv_recv(r);
 }
 

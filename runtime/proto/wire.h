@@ -36,6 +36,12 @@
 //   PUT  the receiver sends RTR with its own segments and keys; the sender writes them
 //        (put_zcopy over `tl`, e.g. tcp), then ATP
 //   AM   the receiver sends RTR; the sender streams RNDV_DATA active messages into it
+//   SPLIT a GET over a transport whose zero copy is the caller's own CPU copy (cma), large
+//        enough (UFI_RNDV_SPLIT): both sides copy at once. The receiver sends RTR (kRndvSplit)
+//        naming its buffers behind a split point, then reads the sender's bytes before it;
+//        the sender writes the rest (put_zcopy), then ATP. The receiver sends ATS once its
+//        reads are done; each side finishes when it has its own copy done and the other's
+//        acknowledgement. The split point is implied: RTR's length less its segments' sum.
 //   RTS     EagerHdr [u64 cq data] RtsHdr segments[] (u64 addr, u64 len) tl name rkeys[]
 //   RTR     RtrHdr segments[] tl name rkeys[]
 //   ATS     AckHdr (id: the sender's send_id)       ATP  AckHdr (id: the receiver's recv_id)
@@ -74,8 +80,9 @@ namespace ufi::runtime::proto::wire {
 // Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
 // P2P section, WIREUP_ACK). Version 3: RMA. Version 4: RMA_WRITE_SHORT. Version 5: the
 // incarnation in WIREUP. Version 6: writes put by the initiator (kRmaInitiatorPuts, RTR for a
-// write, RMA_WRITE_DONE). A peer of another version is refused at wireup.
-inline constexpr uint8_t kProtocolVersion = 6;
+// write, RMA_WRITE_DONE). Version 7: SPLIT rendezvous. A peer of another version is refused at
+// wireup.
+inline constexpr uint8_t kProtocolVersion = 7;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -200,6 +207,7 @@ enum RndvProtocol : uint8_t {
     kRndvGet = 1,
     kRndvPut = 2,
     kRndvAm = 3,
+    kRndvSplit = 4,  // only in RTR, answering an RTS that offered kRndvGet
 };
 
 // The most segments (buffers) one rendezvous message names, on either side.
@@ -220,8 +228,9 @@ static_assert(sizeof(RtsHdr) == 24);
 
 struct RtrHdr {
     uint32_t src;
-    uint8_t protocol;   // kRndvPut or kRndvAm
-    uint8_t segments;   // kRndvPut: the receiver's buffers that follow
+    uint8_t protocol;   // kRndvPut, kRndvAm or kRndvSplit
+    uint8_t segments;   // kRndvPut, kRndvSplit: the receiver's buffers that follow (SPLIT:
+                        // those from the split point on)
     uint8_t tl_len;
     uint8_t reserved;
     uint64_t send_id;   // the sender's, from RTS

@@ -6,6 +6,10 @@
 // message, so it travels as eager fragments.
 #include "two_process.h"
 
+#include "runtime/ep/binding.h"
+#include "runtime/ep/endpoint.h"
+#include "runtime/proto/data_path.h"
+
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
@@ -293,6 +297,55 @@ int rma_initiator_dies(const char *role, int sock, bool a) {
     return 0;
 }
 
+// The sender stops progressing once its large send is announced, and dies after the receive
+// matched. Where the receiver needs the sender's part (SPLIT over cma; PUT over tcp) the receive
+// fails within the bound; where it reads everything itself (a plain GET) it completes with
+// every byte, read from the stopped process before it died.
+int sender_stops_after_announcing(const char *role, int sock, bool a) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s) == 0);
+    CHECK(connect_both(s, a) == 0);
+    const auto out = pattern(4 << 20, 8);
+    uint8_t b = 1;
+    if (a) {
+        CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), out.size(), nullptr, s.peer, 9, nullptr); }) == 0);
+        CHECK(s.io(&b, 1, true));  // announced
+        CHECK(::read(s.sock, &b, 1) == 1);  // no progress: B matched and copied its part
+        ready_to_die(g_ctl);
+    }
+    CHECK(s.io(&b, 1, false));  // RTS arrived meanwhile
+    std::vector<uint8_t> in(out.size());
+    int ctx = 0;
+    CHECK(fi_trecv(s.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 9, 0, &ctx) == 0);
+    // Progress for a while: the receiver's own copy is done in it.
+    fi_cq_tagged_entry e{};
+    ssize_t rc = -FI_EAGAIN;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < until) rc = fi_cq_read(s.cq, &e, 1);
+    const auto &st = ufi::runtime::ep::endpoint_of(&s.ep->fid)->data_path()->stats();
+    const bool needs_sender = st.rndv_split > 0 || st.rndv_put > 0 || st.rndv_am > 0;
+    std::fprintf(stderr, "[%s] rendezvous: %llu get (%llu split), %llu put, %llu am\n", role,
+                 static_cast<unsigned long long>(st.rndv_get), static_cast<unsigned long long>(st.rndv_split),
+                 static_cast<unsigned long long>(st.rndv_put), static_cast<unsigned long long>(st.rndv_am));
+    CHECK(::write(s.sock, &b, 1) == 1);  // A may die now
+    if (rc == 1) {
+        CHECK(!needs_sender);  // a plain GET finished alone
+        CHECK(in == out);
+    } else {
+        CHECK(rc == -FI_EAGAIN);
+        size_t errors = 0;
+        bool failed = false;
+        CHECK(collect(s, 1, &ctx, errors, failed));  // within the bound, not a hang
+        CHECK(failed == needs_sender);
+        if (!failed) CHECK(in == out);
+    }
+    close_side(s);
+    return 0;
+}
+
 // Runs A and B; kills `victim` once it says it is ready; the survivor must pass.
 void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
     int sv[2], ctl[2];
@@ -336,6 +389,10 @@ TEST(PeerFailure, SenderDiesMidEagerMessage) {
 
 TEST(PeerFailure, SenderDiesBeforeTheReceiveIsPosted) {
     run_case(sender_dies_before_receive, true);
+}
+
+TEST(PeerFailure, SenderStopsAfterAnnouncingThenDies) {
+    run_case(sender_stops_after_announcing, true);
 }
 
 }  // namespace
