@@ -151,6 +151,7 @@ struct RtsInfo {
     uint64_t total = 0;
     uint64_t send_id = 0;
     uint8_t protocol = 0;                 // wire::RndvProtocol
+    uint8_t flags = 0;                    // wire::kRtsSenderPuts
     std::vector<wire::Segment> segments;  // kRndvGet: the sender's buffers
     std::string tl;                       // kRndvGet / kRndvPut: the transport
     std::vector<uint8_t> rkeys;           // segments.size() keys of rkey_len bytes

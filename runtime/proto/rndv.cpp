@@ -292,6 +292,11 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         rts.segments = static_cast<uint8_t>(segs.size());
         rts.tl_len = static_cast<uint8_t>(tl.size());
         rts.rkey_len = rkey_len;
+        // The receiver may have us write part (SPLIT) where we can write over that transport.
+        if (get && copies_on_cpu(tl) && rma_iface(tl, tx::RmaKind::kPut) != nullptr &&
+            (tl != "cma" || tx::cross_process_copy_permitted())) {
+            rts.flags = wire::kRtsSenderPuts;
+        }
         put(m, &rts, sizeof rts);
         put(m, segs.data(), segs.size() * sizeof(wire::Segment));
         put(m, tl.data(), tl.size());
@@ -457,6 +462,7 @@ bool DataPath::parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, 
         info.total = rts.total;
         info.send_id = rts.send_id;
         info.protocol = rts.protocol;
+        info.flags = rts.flags;
         info.rkey_len = rts.rkey_len;
         info.segments.resize(rts.segments);
         uint64_t sum = 0;
@@ -661,7 +667,8 @@ void DataPath::gets_done(RecvReq *r) noexcept {
 }
 
 bool DataPath::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
-    if (cfg_.rndv_split == 0 || r->length < cfg_.rndv_split || !copies_on_cpu(info.tl)) {
+    if (cfg_.rndv_split == 0 || r->length < cfg_.rndv_split || !copies_on_cpu(info.tl) ||
+        !(info.flags & wire::kRtsSenderPuts)) {
         return false;
     }
     // Both halves over one transport: the sender writes with the interface we read with.

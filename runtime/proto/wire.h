@@ -37,7 +37,8 @@
 //        (put_zcopy over `tl`, e.g. tcp), then ATP
 //   AM   the receiver sends RTR; the sender streams RNDV_DATA active messages into it
 //   SPLIT a GET over a transport whose zero copy is the caller's own CPU copy (cma), large
-//        enough (UFI_RNDV_SPLIT): both sides copy at once. The receiver sends RTR (kRndvSplit)
+//        enough (UFI_RNDV_SPLIT), from a sender whose RTS says it can write over it too
+//        (kRtsSenderPuts): both sides copy at once. The receiver sends RTR (kRndvSplit)
 //        naming its buffers behind a split point, then reads the sender's bytes before it;
 //        the sender writes the rest (put_zcopy), then ATP. The receiver sends ATS once its
 //        reads are done; each side finishes when it has its own copy done and the other's
@@ -220,11 +221,15 @@ struct RtsHdr {
     uint8_t protocol;   // RndvProtocol the sender offers
     uint8_t segments;   // kRndvGet: the sender's buffers that follow (else 0)
     uint8_t tl_len;     // kRndvGet / kRndvPut: the transport's name that follows
-    uint8_t reserved;
+    uint8_t flags;      // kRtsSenderPuts
     uint16_t rkey_len;  // bytes of each segment's remote key (kRndvGet)
     uint16_t reserved2;
 };
 static_assert(sizeof(RtsHdr) == 24);
+
+// RtsHdr::flags: with kRndvGet, the sender can also write the receiver's buffers over `tl`
+// (its cross-process copy is permitted too): the receiver may answer SPLIT.
+inline constexpr uint8_t kRtsSenderPuts = 1;
 
 struct RtrHdr {
     uint32_t src;
