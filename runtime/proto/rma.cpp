@@ -891,6 +891,7 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
 
 void DataPath::rma_zcopy_done(SendReq *r) noexcept {
     Peer &p = *peers_[r->peer];
+    const uint32_t slot = r->rndv_slot;
     if (r->op == SendOp::kWriteTarget) {
         if (r->status == 0) {
             target_write_done(p, r->rma.data(), r->rma.size(), r->length, r->rma_flags,
@@ -902,8 +903,8 @@ void DataPath::rma_zcopy_done(SendReq *r) noexcept {
         // the answer arrives.
         send_read_answer(p, r->peer_id, r->status, r->status == 0 ? r->length : 0);
     }
-    finish_send_rndv(r);
-}
+    if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the answer failed the peer,
+}                                                     // which finished it)
 
 void DataPath::grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
                              const IovList &where, const std::string &tl) noexcept {

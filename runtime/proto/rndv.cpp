@@ -336,6 +336,9 @@ void DataPath::release_send_slot(SendReq &r) noexcept {
     }
     r.rndv_slot = 0;
     r.rndv = false;
+    r.split_copied = false;
+    r.split_acked = false;
+    r.put_base = 0;
     r.streaming = false;
     r.regions.clear();
     r.keys.clear();
@@ -552,9 +555,10 @@ void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, ui
     if (r->length == 0) {
         // Nothing to move (the buffer is empty): done, and the sender may finish.
         r->rndv_protocol = wire::kRndvGet;
+        const uint32_t slot = r->rndv_slot;
         send_ack(p, wire::kAmAts, info.send_id, 0);
-        finish_rndv_recv(r);
-        return;
+        if (rndv_recvs_[slot] == r) finish_rndv_recv(r);  // (else the ack failed the peer,
+        return;                                           // which finished it)
     }
     if (info.protocol == wire::kRndvGet && open_rma(p, info.tl, tx::RmaKind::kGet) &&
         unpack_keys(p, info, r->keys) &&
@@ -652,6 +656,7 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
 
 void DataPath::gets_done(RecvReq *r) noexcept {
     if (r->issued < r->get_end && r->status == 0) return;  // progress issues the rest
+    if (r->issued < r->get_end) std::erase(retry_gets_, r);  // failed with gets still to issue
     Peer &p = *peers_[r->peer];
     const uint32_t slot = r->rndv_slot;
     send_ack(p, wire::kAmAts, r->send_id, r->status);
@@ -770,8 +775,9 @@ void DataPath::send_rtr_am(Peer &p, RecvReq *r) noexcept {
         send_ctrl(p, std::move(m));
     } catch (const std::bad_alloc &) {
         r->status = -FI_ENOMEM;
+        const uint32_t slot = r->rndv_slot;
         send_ack(p, wire::kAmAts, r->send_id, r->status);
-        finish_rndv_recv(r);
+        if (rndv_recvs_[slot] == r) finish_rndv_recv(r);  // (else the ack failed the peer)
     }
 }
 
@@ -857,7 +863,10 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
                 r->put_base = h.length - sum;
                 if (!sane || r->put_base == 0 || sum == 0 ||
                     tl != worker_->ifaces()[p.rma_iface]->resource->tl) {
-                    // Not an answer to what we offered: dropped, and the send waits on.
+                    // Not an answer to what we offered: dropped, and the send waits on. Its
+                    // receive, if there is one, fails rather than wait for our half forever.
+                    send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
+                    if (send_by_id(h.send_id, h.src) != r) return;  // the ack failed the peer
                     r->recv_id = 0;
                     r->length = 0;
                     r->rndv_protocol = wire::kRndvGet;
@@ -889,8 +898,9 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
                 puts_done(r);
                 return;
             }
+            const uint32_t slot = r->rndv_slot;
             send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r->recv_id, r->status);
-            finish_send_rndv(r);
+            if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
             return;
         }
         r->offset = r->put_base;
@@ -971,6 +981,7 @@ void DataPath::issue_puts(SendReq *r) noexcept {
 
 void DataPath::puts_done(SendReq *r) noexcept {
     if (r->offset < r->length && r->status == 0) return;  // progress issues the rest
+    if (r->offset < r->length) std::erase(retry_puts_, r);  // failed with puts still to issue
     Peer &p = *peers_[r->peer];
     if (r->op == SendOp::kWrite) {
         // An RMA write we put: its puts completed (tcp: the target's iface acknowledged each,
@@ -978,8 +989,9 @@ void DataPath::puts_done(SendReq *r) noexcept {
         // application polling the target's memory may stop progressing once it sees them.
         // RMA_WRITE_DONE has the target count it (counters, CQ data) and free its grant.
         release_put_hold(*r);
+        const uint32_t slot = r->rndv_slot;
         send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
-        finish_send_rndv(r);
+        if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
         return;
     }
     if (r->op != SendOp::kMessage) {
@@ -1017,7 +1029,8 @@ void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexce
         // The receiver read the data (or gave up before asking for it): valid before RTR only,
         // but for SPLIT, whose RTR comes first.
         SendReq *r = send_by_id(a.id, a.src);
-        if (r != nullptr && r->rndv_protocol == wire::kRndvSplit && !r->split_acked) {
+        if (r != nullptr && r->op == SendOp::kMessage && r->rndv &&
+            r->rndv_protocol == wire::kRndvSplit && !r->split_acked) {
             r->split_acked = true;
             if (status != 0 && r->status == 0) r->status = status;
             if (r->split_copied) finish_send_rndv(r);  // else its puts finish it

@@ -181,7 +181,8 @@ std::vector<uint8_t> split_rtr(uint64_t send_id, uint64_t length, const std::vec
 }
 
 // Answers that are not what the sender offered (a split point at 0, another transport) are
-// dropped and counted: nothing is written to what they name, and the real transfer goes on.
+// dropped and counted: nothing is written to what they name, the receive they name is told
+// (ATP with -FI_EIO: here none, so the receiver drops it too), and the real transfer goes on.
 TEST_F(SplitRndvTest, AnswersThatDoNotFitTheOfferAreDropped) {
     uint64_t v = 7, got = 0;  // connected both ways first
     ASSERT_EQ(fi_trecv(b_.ep, &got, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
@@ -201,6 +202,7 @@ TEST_F(SplitRndvTest, AnswersThatDoNotFitTheOfferAreDropped) {
     // and returned it where every message goes by rendezvous).
     const uint64_t send_id = 1;
     const uint64_t before = dp->stats().dropped_malformed;
+    const uint64_t b_before = data_path(b_.ep)->stats().dropped_malformed;
     auto whole = split_rtr(send_id, n, decoy, n, "cma");         // no split point: sum == length
     auto other = split_rtr(send_id, n, decoy, n / 2, "tcp");     // not the transport offered
     auto nothing = split_rtr(send_id, n, decoy, 0, "cma");       // an empty segment
@@ -217,6 +219,10 @@ TEST_F(SplitRndvTest, AnswersThatDoNotFitTheOfferAreDropped) {
     ASSERT_EQ(wait(a_.cq, e), 1);
     EXPECT_TRUE(in == out);
     EXPECT_TRUE(std::all_of(decoy.begin(), decoy.end(), [](uint8_t b) { return b == 0x5c; }));
+    // (Where the send offered no GET (tcp: PUT), a SPLIT answer fits nothing and is dropped
+    // before that.)
+    EXPECT_EQ(data_path(b_.ep)->stats().dropped_malformed - b_before, reads_over_cma(b_.ep) ? 3u : 0u)
+        << "B heard of each dropped answer (an ATP for a receive it does not have)";
 }
 
 }  // namespace
