@@ -664,6 +664,10 @@ void let_named_peers_close_first(const transports::EndpointWorker &worker) noexc
 
 // How long fi_close waits, in all, for room on full lanes to tell its peers it closes.
 constexpr int kGoodbyeBoundMs = 100;
+// How long fi_close waits for the senders writing into its receive buffers (SPLIT) to finish:
+// a sender computing between calls into the library answers late, and its writes would land
+// after fi_close returned.
+constexpr int kSplitWritersBoundMs = 1000;
 
 int Endpoint::close() noexcept {
     {
@@ -679,7 +683,10 @@ int Endpoint::close() noexcept {
             // The peers learn of the close before the lanes go (while the CQs and counters are
             // still bound: a full lane is progressed for room).
             std::lock_guard<OptionalMutex> wlock(worker_lock_);
-            if (data_path_) data_path_->say_goodbye(kGoodbyeBoundMs);
+            if (data_path_) {
+                data_path_->await_split_writers(kSplitWritersBoundMs);
+                data_path_->say_goodbye(kGoodbyeBoundMs);
+            }
         }
         unbind_all();
         {

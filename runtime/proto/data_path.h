@@ -219,6 +219,11 @@ class DataPath {
     // FI_ECONNRESET instead of waiting, or going into a shared-memory FIFO nobody reads any
     // more. Progresses the endpoint for lanes that are full, within `bound_ms` in all.
     void say_goodbye(int bound_ms) noexcept;
+    // fi_close, first: receives whose sender writes part of their buffer (SPLIT) wait for its
+    // ATP (or its failure), progressing, within `bound_ms`: over cma those writes land straight
+    // in this process's memory, which the application may reuse once fi_close returned. Returns
+    // how many were still waiting at the bound (logged).
+    size_t await_split_writers(int bound_ms) noexcept;
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
         return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||

@@ -104,6 +104,33 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
     }
 }
 
+size_t DataPath::await_split_writers(int bound_ms) noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
+    auto waiting = [this] {
+        size_t n = 0;
+        for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
+            const RecvReq *r = rndv_recvs_[i];
+            n += r != nullptr && r->rndv_protocol == wire::kRndvSplit && !r->split_acked &&
+                 peers_[r->peer]->state == PeerState::kConnected;
+        }
+        return n;
+    };
+    size_t n = waiting();
+    while (n != 0 && std::chrono::steady_clock::now() < deadline) {
+        worker_->progress();  // the ATPs, and our own gets
+        progress();           // control messages queued on full lanes (RTR, ATS)
+        n = waiting();
+    }
+    if (n != 0) {
+        UFI_LOG_INFO(Subsys::EpData,
+                     "fi_close: {} receives copied by both sides still wait for their senders' "
+                     "part after {} ms; a sender that progresses later may still write into "
+                     "those buffers",
+                     n, bound_ms);
+    }
+    return n;
+}
+
 void DataPath::check_peers_if_due() noexcept {
     if (!needs_peer_checks()) return;
     const auto now = std::chrono::steady_clock::now();

@@ -12,7 +12,9 @@
 
 #include <rdma/fi_tagged.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 namespace ufi::msg_test {
 namespace {
@@ -223,6 +225,53 @@ TEST_F(SplitRndvTest, AnswersThatDoNotFitTheOfferAreDropped) {
     // before that.)
     EXPECT_EQ(data_path(b_.ep)->stats().dropped_malformed - b_before, reads_over_cma(b_.ep) ? 3u : 0u)
         << "B heard of each dropped answer (an ATP for a receive it does not have)";
+}
+
+// fi_close of a receiver whose sender still writes part of a buffer (SPLIT) waits for that
+// part (bounded): over cma the writes land straight in the receiver's memory, which the
+// application may reuse once fi_close returned. Here the sender progresses (another thread)
+// only while the receiver closes.
+class SplitCloseTest : public SplitRndvTest {
+  protected:
+    void adjust_hints(fi_info *h) override { h->domain_attr->threading = FI_THREAD_SAFE; }
+};
+
+TEST_F(SplitCloseTest, CloseWaitsForTheSendersPart) {
+    const size_t n = 1u << 20;
+    exchange(pattern(n, 2), n / 2, n / 3, n / 2 + 5);  // opens the zero-copy lane
+    if (!(reads_over_cma(b_.ep) && split_threshold() != 0 && n >= split_threshold())) {
+        GTEST_SKIP() << "no SPLIT here (its transport is not cma, or UFI_RNDV_SPLIT is off)";
+    }
+    const auto out = pattern(n, 55);
+    std::vector<uint8_t> in(n, 0);
+    ASSERT_EQ(fi_trecv(b_.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, 15, 0, nullptr), 0);
+    ASSERT_EQ(fi_tsend(a_.ep, out.data(), n, nullptr, a_to_b_, 15, nullptr), 0);  // RTS goes
+    // The receiver matches and copies its part; the sender does not progress yet.
+    fi_cq_tagged_entry e{};
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    while (std::chrono::steady_clock::now() < until) ASSERT_EQ(fi_cq_read(b_.cq, &e, 1), -FI_EAGAIN);
+
+    std::atomic<bool> stop{false};
+    std::thread sender([&] {
+        fi_cq_tagged_entry none;
+        while (!stop.load()) (void)fi_cq_read(a_.cq, &none, 0);  // progress only
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(fi_close(&b_.ep->fid), 0);
+    const auto closed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - t0).count();
+    b_.ep = nullptr;
+    const std::vector<uint8_t> at_close = in;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the sender goes on meanwhile
+    stop.store(true);
+    sender.join();
+    EXPECT_LT(closed_ms, 1000) << "the sender's part came well within the bound";
+    EXPECT_TRUE(at_close == out) << "both parts were in place when fi_close returned";
+    EXPECT_TRUE(in == at_close) << "nothing written after fi_close returned";
+    // The receive completed during the close (its CQ is still open), the send after it.
+    ASSERT_EQ(fi_cq_read(b_.cq, &e, 1), 1);
+    EXPECT_EQ(e.len, n);
+    ASSERT_EQ(wait(a_.cq, e), 1);
 }
 
 }  // namespace
