@@ -56,16 +56,19 @@ bool collect(Side &s, size_t want, void *ctx, size_t &errors, bool &ctx_failed) 
     return got == want;
 }
 
-// One round trip, so both sides are connected before the failure.
-int connect_both(Side &s, bool a) {
-    const char *role = s.role;
+// Opens this side (fi_cq_sread allowed, `caps` beyond messaging), then one round trip, so
+// both sides are connected before the failure.
+int open_connected(Side &s, const char *role, int sock, uint64_t caps = 0) {
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s, caps) == 0);
     uint64_t v = 1, in = 0;
     fi_cq_tagged_entry e{};
     CHECK(fi_trecv(s.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr) == 0);
     CHECK(s.sync());
     CHECK(s.retry([&] { return fi_tsend(s.ep, &v, 8, nullptr, s.peer, 1, nullptr); }) == 0);
     for (int i = 0; i < 2; ++i) CHECK(s.wait(e) == 1);
-    (void)a;
     return 0;
 }
 
@@ -74,11 +77,7 @@ int g_ctl = -1;  // the pipe to the parent
 // The receiver dies with a rendezvous and a burst of eager messages on their way to it.
 int receiver_dies(const char *role, int sock, bool a) {
     Side s;
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s) == 0);
-    CHECK(connect_both(s, a) == 0);
+    CHECK(open_connected(s, role, sock) == 0);
     if (!a) {
         uint8_t b = 0;
         CHECK(s.io(&b, 1, false));  // A sent everything (and this side took what arrived)
@@ -116,11 +115,7 @@ int receiver_dies(const char *role, int sock, bool a) {
 // whose data is still in the dead sender's memory).
 int sender_dies(const char *role, int sock, bool a, size_t size) {
     Side s;
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s) == 0);
-    CHECK(connect_both(s, a) == 0);
+    CHECK(open_connected(s, role, sock) == 0);
     const auto out = pattern(size, 3);
     if (a) {
         CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), size, nullptr, s.peer, 5, nullptr); }) == 0);
@@ -150,11 +145,7 @@ int sender_dies_mid_eager(const char *role, int sock, bool a) {
 // The receiver posts its receive only after the sender died: the announced data is gone.
 int sender_dies_before_receive(const char *role, int sock, bool a) {
     Side s;
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s) == 0);
-    CHECK(connect_both(s, a) == 0);
+    CHECK(open_connected(s, role, sock) == 0);
     const auto out = pattern(1 << 20, 4);
     if (a) {
         CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), out.size(), nullptr, s.peer, 6, nullptr); }) == 0);
@@ -183,11 +174,7 @@ int sender_dies_before_receive(const char *role, int sock, bool a) {
 // instead of waiting.
 int rma_target_dies(const char *role, int sock, bool a) {
     Side s;
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s, FI_RMA | FI_ATOMIC) == 0);
-    CHECK(connect_both(s, a) == 0);
+    CHECK(open_connected(s, role, sock, FI_RMA | FI_ATOMIC) == 0);
     struct {
         uint64_t addr;
         uint64_t key;
@@ -236,11 +223,7 @@ int rma_target_dies(const char *role, int sock, bool a) {
 // the bound (a send to the dead peer fails) and closes cleanly.
 int rma_initiator_dies(const char *role, int sock, bool a) {
     Side s;
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s, FI_RMA) == 0);
-    CHECK(connect_both(s, a) == 0);
+    CHECK(open_connected(s, role, sock, FI_RMA) == 0);
     struct {
         uint64_t addr;
         uint64_t key;
@@ -303,11 +286,7 @@ int rma_initiator_dies(const char *role, int sock, bool a) {
 // every byte, read from the stopped process before it died.
 int sender_stops_after_announcing(const char *role, int sock, bool a) {
     Side s;
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s) == 0);
-    CHECK(connect_both(s, a) == 0);
+    CHECK(open_connected(s, role, sock) == 0);
     const auto out = pattern(4 << 20, 8);
     uint8_t b = 1;
     if (a) {
