@@ -890,9 +890,16 @@ unsigned Endpoint::progress_cb(void *arg) {
     ScopedLockIf<kLocked> lock(ep->worker_lock_);
     transports::EndpointWorker *w = ep->worker();
     if (w == nullptr) return 0;  // not enabled: nothing to drive
-    unsigned n = w->progress();
     proto::DataPath *dp = ep->data_path();
-    if (dp == nullptr) return n;
+    if (dp == nullptr) return w->progress();
+    unsigned n = 0;
+    // Behind a streaming shared-memory sender the transports are left alone for a moment
+    // after each small batch (runtime/proto/rx_slip.h).
+    if (!dp->slipping()) {
+        const uint64_t rx_before = dp->rx_data_msgs();
+        n = w->progress();
+        dp->after_transport_poll(rx_before);
+    }
     if (dp->wants_progress()) n += dp->progress();
     if (n == 0) dp->on_empty_poll();
     return n;

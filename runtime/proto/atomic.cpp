@@ -93,6 +93,7 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
                          const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
                          size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
                          uint64_t data) noexcept {
+    rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const auto k = static_cast<atomics::Kind>(kind);
     if (!atomics::valid(op, datatype, k)) return -FI_EOPNOTSUPP;
     const size_t size = atomics::element_size(datatype);

@@ -40,6 +40,8 @@ void read_protocol_settings(DataPathConfig &c) noexcept {
                          split, kDefaultRndvSplit);
         });
     }
+    c.rx_slip = std::chrono::nanoseconds(
+        std::clamp<int64_t>(reg.get_int("UFI_RX_SLIP"), 0, 1000 * 1000));
     c.rndv_thresh = 0;
     const std::string &text = reg.get_string("UFI_RNDV_THRESH");
     if (text.empty() || text == "auto") return;
@@ -83,21 +85,21 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
         };
         const Handler handlers[] = {
             {wire::kAmWireup, &DataPath::am_wireup},
-            {wire::kAmEager, &DataPath::am_eager},
-            {wire::kAmEagerFirst, &DataPath::am_first},
-            {wire::kAmEagerMiddle, &DataPath::am_middle},
+            {wire::kAmEager, &DataPath::counting<&DataPath::am_eager>},
+            {wire::kAmEagerFirst, &DataPath::counting<&DataPath::am_first>},
+            {wire::kAmEagerMiddle, &DataPath::counting<&DataPath::am_middle>},
             {wire::kAmRts, &DataPath::am_rts},
             {wire::kAmRtr, &DataPath::am_rtr},
             {wire::kAmAts, &DataPath::am_ats},
             {wire::kAmAtp, &DataPath::am_atp},
-            {wire::kAmRndvData, &DataPath::am_rndv_data},
-            {wire::kAmRmaWrite, &DataPath::am_rma_write},
+            {wire::kAmRndvData, &DataPath::counting<&DataPath::am_rndv_data>},
+            {wire::kAmRmaWrite, &DataPath::counting<&DataPath::am_rma_write>},
             {wire::kAmRmaReadReq, &DataPath::am_rma_read_req},
             {wire::kAmRmaReadResp, &DataPath::am_rma_read_resp},
             {wire::kAmRmaAck, &DataPath::am_rma_ack},
-            {wire::kAmAtomic, &DataPath::am_atomic},
+            {wire::kAmAtomic, &DataPath::counting<&DataPath::am_atomic>},
             {wire::kAmAtomicResp, &DataPath::am_atomic_resp},
-            {wire::kAmRmaWriteShort, &DataPath::am_rma_write_short},
+            {wire::kAmRmaWriteShort, &DataPath::counting<&DataPath::am_rma_write_short>},
             {wire::kAmRmaWriteDone, &DataPath::am_rma_write_done},
         };
         for (const Handler &h : handlers) {
@@ -106,6 +108,14 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
                 UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot install active-message handler {}: {}",
                              h.id, transports::to_string(status));
                 return fi_errno_of(status);
+            }
+        }
+        // Slipping pays only where a FIFO in shared memory carries the messages (rx_slip.h):
+        // an iface of a shared-memory device that sends active messages (posix, sysv).
+        for (const auto &iface : dp->worker_->ifaces()) {
+            if (iface->resource->type == transports::DeviceType::SharedMemory &&
+                (iface->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT) != 0) {
+                dp->rx_slip_.set_window(config.rx_slip);
             }
         }
         out = std::move(dp);
@@ -125,10 +135,11 @@ DataPath::~DataPath() {
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
             "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
-            "peers restarted",
+            "peers restarted; {} data messages received, receives slipped {} times behind "
+            "streaming senders",
             s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
-            s.rma_put_grants, s.peer_restarts);
+            s.rma_put_grants, s.peer_restarts, rx_data_msgs_, rx_slip_.slips());
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces.
     peers_.clear();

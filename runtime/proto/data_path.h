@@ -11,6 +11,7 @@
 #include "runtime/av/binding.h"
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
+#include "runtime/proto/rx_slip.h"
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
@@ -56,6 +57,9 @@ inline constexpr transports::Status kHandedOff = UCS_INPROGRESS;
 // than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
 // sides").
 inline constexpr size_t kDefaultRndvSplit = 64 * 1024;
+// UFI_RX_SLIP's default (rx_slip.h): on this machine an 8-byte stream is fastest from about
+// 200 ns on; a shared-memory round trip (about 600 ns here) stays well above it.
+inline constexpr std::chrono::nanoseconds kDefaultRxSlip{250};
 
 struct DataPathConfig {
     transports::EndpointWorker *worker = nullptr;
@@ -115,10 +119,14 @@ struct DataPathConfig {
     size_t rndv_split = kDefaultRndvSplit;
     bool proto_info = false;  // UFI_PROTO_INFO: log each peer's protocols
     int peer_check_ms = 1000;  // UFI_PEER_CHECK_INTERVAL (0: never)
+    // How long a receiver fed by a stream over a shared-memory FIFO leaves it alone after a
+    // small batch (rx_slip.h; UFI_RX_SLIP); zero: never. Applied only where the worker has
+    // such a transport.
+    std::chrono::nanoseconds rx_slip = kDefaultRxSlip;
 };
 
 // Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_RNDV_SPLIT,
-// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL).
+// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL, UFI_RX_SLIP).
 void read_protocol_settings(DataPathConfig &c) noexcept;
 
 // What the data path counts for diagnostics and tests.
@@ -253,6 +261,16 @@ class DataPath {
                 rndv_recvs_.size() > free_recv_slots_.size() + 1);
     }
     int peer_check_interval_ms() const noexcept { return cfg_.peer_check_ms; }
+
+    // Temporal slipping (rx_slip.h), around the endpoint's poll of its transports: whether
+    // to leave them alone this time; else the data messages counted so far, before the
+    // poll, and after it.
+    bool slipping() noexcept { return rx_slip_.holding(); }
+    uint64_t rx_data_msgs() const noexcept { return rx_data_msgs_; }
+    void after_transport_poll(uint64_t rx_before) noexcept {
+        rx_slip_.after_poll(rx_data_msgs_ - rx_before);
+    }
+    const RxSlip &rx_slip() const noexcept { return rx_slip_; }
     // Checks the peers (uct_ep_check) when an interval passed since the last check; a dead
     // one is reported by its transport and failed by the next progress().
     void check_peers_if_due() noexcept;
@@ -654,6 +672,14 @@ class DataPath {
     void write_completion(const Completion &c) noexcept;
     bool write_now(const Completion &c) noexcept;  // false: the CQ is full
 
+    // The handlers of the messages a stream is made of (eager messages and their fragments,
+    // pipelined rendezvous data, writes, atomics) are installed wrapped in this: it counts
+    // them (rx_data_msgs(), for RxSlip). Control messages are not counted.
+    template <ucs_status_t (*Handler)(void *, void *, size_t, unsigned)>
+    static ucs_status_t counting(void *arg, void *data, size_t length, unsigned flags) {
+        ++static_cast<DataPath *>(arg)->rx_data_msgs_;
+        return Handler(arg, data, length, flags);
+    }
     static ucs_status_t am_wireup(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_eager(void *arg, void *data, size_t length, unsigned flags);
     static ucs_status_t am_first(void *arg, void *data, size_t length, unsigned flags);
@@ -740,16 +766,20 @@ class DataPath {
     std::vector<SendReq *> retry_puts_;
 
     DataPathStats stats_;
+    uint64_t rx_data_msgs_ = 0;  // data messages arrived (counting())
+    RxSlip rx_slip_;
 
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
     unsigned ticks_ = 0;
     static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
     uint32_t last_sent_ = kNoPeer;  // the peer the last short send went to (on_empty_poll)
     uint32_t warm_polls_ = 0;       // empty polls that still warm its lane
-    // After an eager message, a short write or a short atomic to `p`.
+    // After an eager message, a short write or a short atomic to `p` (sends that start
+    // elsewhere, send(), rma() and atomic(), tell rx_slip_ there).
     void note_sent(const Peer &p) noexcept {
         last_sent_ = p.local_idx;
         warm_polls_ = kWarmPolls;
+        rx_slip_.on_send();
     }
     size_t partial_rx_ = 0;  // peers with a multi-fragment message partly arrived
     std::chrono::steady_clock::time_point next_check_{};

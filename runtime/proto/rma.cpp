@@ -122,6 +122,7 @@ bool parse_request(const uint8_t *data, size_t length, RequestView &v) {
 
 ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
                       fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept {
+    rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const bool write = op == SendOp::kWrite;
     if (nsegs == 0 || nsegs > wire::kMaxRmaSegments) return -FI_EINVAL;
     uint64_t remote_total = 0;
