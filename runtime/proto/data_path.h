@@ -238,7 +238,8 @@ class DataPath {
                !retry_puts_.empty() || worker_->has_failures();
     }
     // A progress call that found nothing: readies the lane of the peer last sent to for the
-    // next send (AmLane::warm; the usual wait of a ping-pong, an answer expected from it), for
+    // next send (AmLane::warm, where its FIFO head is not located; the usual wait of a
+    // ping-pong, an answer expected from it), for
     // kWarmPolls empty polls after a send: a process that waits longer has no answer coming
     // soon, and keeps its hands off a FIFO head other senders may be taking turns on.
     void on_empty_poll() noexcept {
@@ -389,8 +390,10 @@ class DataPath {
     // handled at set_connected(); from anyone else, dropped and counted.
     // Inline: every arriving message asks, and the answer is almost always "connected".
     bool from_connected(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept {
-        if (src < peers_.size() && peers_[src]->state == PeerState::kConnected) [[likely]]
+        if (src < peers_.size() && peers_[src]->state == PeerState::kConnected) [[likely]] {
+            peers_[src]->lane.prime();  // (an answer to it is likely next)
             return true;
+        }
         hold_or_drop(src, id, data, length);
         return false;
     }

@@ -72,9 +72,12 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
     if (status != UCS_OK) return status;
     lane.set_limits(iface);
     // UCT's mm transports (the shared-memory ones that send active messages, connected to
-    // the peer's iface): their flush is a look at the peer's FIFO head (warm()).
+    // the peer's iface): prime() and warm() ready the peer's FIFO head for the next send.
     lane.warms_ = iface.resource->type == DeviceType::SharedMemory &&
                   (iface.attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT) != 0;
+    if (lane.warms_ && cpu_prefetches_for_write()) {
+        lane.fifo_head_ = mm_fifo_head(lane.ep_.get(), iface.iface.get());
+    }
     out = std::move(lane);
     return UCS_OK;
 }

@@ -9,6 +9,7 @@
 
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
+#include "transports/lanes/mm_fifo_head.h"
 #include "transports/ucx_handles.h"
 
 #include <uct/api/uct.h>
@@ -128,20 +129,34 @@ class AmLane {
     void reset() noexcept {
         ep_.reset();
         warms_ = false;
+        fifo_head_ = nullptr;
     }
-    // Brings the peer's FIFO head back into this core's cache while the caller has nothing
-    // else to do (an empty poll), on shared-memory FIFO lanes (UCT's mm transports: posix,
-    // sysv), where uct_ep_flush() without a completion is a few loads, that head among them.
-    // Why: every send on such a lane starts with an atomic on that head, and the receiver
-    // reads the head when the message arrives; here that read takes the line away from the
-    // sender, so the sender's next send missed twice (the load, then the atomic) where UCP's
-    // misses once. Fetched again while waiting, the load hits: 8-byte ping-pong latency fell
-    // by about a fifth (docs/performance.md). Nothing on other lanes, nor on a lane moved
-    // from (the endpoint went with the move, a copy of warms_ stayed). (A fork() child does
-    // not progress what it inherited, docs/fork.md; were it to, this only reads shared memory.)
+    // Shared-memory FIFO lanes (UCT's mm transports: posix, sysv) start every send with an
+    // atomic on the head of the peer's FIFO, and UCX built with assertions reads that head
+    // when the message arrives, which leaves the line shared: the next send's atomic would
+    // stall on taking it back (mm_fifo_head.h). Two calls ready it for the next send:
+    //
+    // prime(), when a message from this peer arrives (an answer to it is likely next): a
+    // PREFETCHW takes the line back while the message is processed, long after the peer's
+    // read of it. 8-byte ping-pong latency fell by about a tenth (docs/performance.md).
+    void prime() noexcept {
+        if (fifo_head_ != nullptr && ep_) prefetch_for_write(fifo_head_);
+    }
+    // warm(), on an empty poll after a send to this peer, only where the head could not be
+    // located (another UCX layout, a CPU without write prefetch): a uct_ep_flush() without a
+    // completion, a few loads that the head is among, spares the next send its load miss at
+    // least. (A PREFETCHW there instead fights the peer's own read of the head while the
+    // peer works on the message: one-sided write ping-pongs slowed by a tenth.) Nothing on
+    // other lanes, nor on a lane moved from (the endpoint went with the move). (A fork()
+    // child does not progress what it inherited, docs/fork.md; were it to, this only reads
+    // shared memory.)
     void warm() noexcept {
-        if (warms_ && ep_) (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr);
+        if (warms_ && fifo_head_ == nullptr && ep_) {
+            (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr);
+        }
     }
+    // The peer FIFO head prime() prefetches (nullptr: none, warm() loads it where it warms).
+    const volatile uint64_t *fifo_head() const noexcept { return fifo_head_; }
     bool warms() const noexcept { return warms_; }
 
   private:
@@ -152,7 +167,8 @@ class AmLane {
     size_t max_short_ = 0;
     size_t max_bcopy_ = 0;
     bool p2p_ = false;
-    bool warms_ = false;  // warm() does something: a connected shared-memory FIFO lane
+    bool warms_ = false;  // a connected shared-memory FIFO lane: prime() or warm() readies it
+    const volatile uint64_t *fifo_head_ = nullptr;  // the peer's FIFO head (mm_fifo_head)
 };
 
 // Releases an AM descriptor a handler kept (it returned kInProgress for kAmDesc data).

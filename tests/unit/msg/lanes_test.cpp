@@ -9,6 +9,7 @@
 #include "runtime/config/config.h"
 #include "runtime/proto/data_path.h"
 #include "transports/address.h"
+#include "transports/lanes/mm_fifo_head.h"
 #include "transports/lanes/rma_lane.h"
 
 #include <algorithm>
@@ -279,10 +280,10 @@ TEST_F(MsgTest, MessagesThatFitOneZeroCopyActiveMessageGoAsOne) {
     }
 }
 
-// While an endpoint waits after a send, its lane to that peer is kept warm (AmLane::warm: a
-// look at the peer's FIFO head) on shared-memory FIFO lanes only: posix and sysv, never tcp,
-// cma or self. Waiting that way changes nothing in the exchange: a ping-pong with many empty
-// polls before each answer keeps every byte and the order.
+// A lane's FIFO head is readied for the next send (AmLane::prime when the peer's message
+// arrives, AmLane::warm while waiting where the head is not located) on shared-memory FIFO
+// lanes only: posix and sysv, never tcp, cma or self. That changes nothing in the exchange: a
+// ping-pong with many empty polls before each answer keeps every byte and the order.
 TEST_F(MsgTest, OnlySharedMemoryFifoLanesAreKeptWarmWhileWaiting) {
     constexpr int kRounds = 100;
     uint64_t got = 0;
@@ -312,6 +313,48 @@ TEST_F(MsgTest, OnlySharedMemoryFifoLanesAreKeptWarmWhileWaiting) {
         EXPECT_EQ(lane.warms(), tl == "posix" || tl == "sysv") << tl;
         EXPECT_EQ(dp->stats().dropped_malformed, 0u);
     }
+}
+
+// The FIFO head prime() prefetches (transports/lanes/mm_fifo_head.h) is the one the lane's
+// sends advance: located from UCT's endpoint layout, it must move by exactly one per message
+// sent. Found on every shared-memory FIFO lane of this UCX where the CPU prefetches for
+// writing, and on no other lane.
+TEST_F(MsgTest, ThePrimedFifoHeadIsTheOneEachSendAdvances) {
+    constexpr int kCount = 40;  // within one FIFO's elements: nothing waits for room
+    uint64_t got = 0;
+    fi_cq_tagged_entry e{};
+    // One exchange first: the lane is connected and the handshake's messages are behind.
+    ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &got, sizeof got, a_to_b_, 0); }), 0);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    runtime::proto::DataPath *dp = data_path(a_.ep);
+    ASSERT_NE(dp, nullptr);
+    ASSERT_EQ(dp->peer_count(), 1u);
+    const auto &lane = dp->peer(0)->lane;
+    const std::string tl = lane.resource().tl;
+    const volatile uint64_t *head = lane.fifo_head();
+    if (!lane.warms()) {
+        EXPECT_EQ(head, nullptr) << tl;
+        GTEST_SKIP() << tl << " is not a shared-memory FIFO lane";
+    }
+    if (!transports::cpu_prefetches_for_write()) GTEST_SKIP() << "no write prefetch here";
+    ASSERT_NE(head, nullptr) << tl << ": UCX's mm endpoint layout changed (mm_fifo_head.h)";
+    // UCT keeps an "armed" flag in the head's top bit.
+    const auto count = [&] { return *head & ~(uint64_t{1} << 63); };
+    const uint64_t before = count();
+    std::vector<uint64_t> in(kCount, 0);
+    for (int i = 0; i < kCount; ++i) {
+        ASSERT_EQ(fi_trecv(b_.ep, &in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, i + 1, 0,
+                           nullptr),
+                  0);
+    }
+    for (int i = 0; i < kCount; ++i) {
+        const uint64_t v = 0xfeed0000u + static_cast<uint64_t>(i);
+        ASSERT_EQ(fi_tinject(a_.ep, &v, sizeof v, a_to_b_, i + 1), 0) << i;
+    }
+    EXPECT_EQ(count() - before, static_cast<uint64_t>(kCount)) << tl;
+    for (int i = 0; i < kCount; ++i) ASSERT_EQ(wait(b_.cq, e), 1) << i;
+    for (int i = 0; i < kCount; ++i) EXPECT_EQ(in[i], 0xfeed0000u + static_cast<uint64_t>(i));
 }
 
 }  // namespace
