@@ -87,12 +87,12 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             {wire::kAmWireup, &DataPath::am_wireup},
             {wire::kAmEager, &DataPath::counting<&DataPath::am_eager>},
             {wire::kAmEagerFirst, &DataPath::counting<&DataPath::am_first>},
-            {wire::kAmEagerMiddle, &DataPath::counting<&DataPath::am_middle>},
+            {wire::kAmEagerMiddle, &DataPath::am_middle},
             {wire::kAmRts, &DataPath::am_rts},
             {wire::kAmRtr, &DataPath::am_rtr},
             {wire::kAmAts, &DataPath::am_ats},
             {wire::kAmAtp, &DataPath::am_atp},
-            {wire::kAmRndvData, &DataPath::counting<&DataPath::am_rndv_data>},
+            {wire::kAmRndvData, &DataPath::am_rndv_data},
             {wire::kAmRmaWrite, &DataPath::counting<&DataPath::am_rma_write>},
             {wire::kAmRmaReadReq, &DataPath::am_rma_read_req},
             {wire::kAmRmaReadResp, &DataPath::am_rma_read_resp},
@@ -135,7 +135,8 @@ DataPath::~DataPath() {
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
             "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
-            "peers restarted; {} data messages received, receives slipped {} times behind "
+            "peers restarted; {} data messages received (fragments after a message's first not "
+            "counted), receives slipped {} times behind "
             "streaming senders",
             s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,

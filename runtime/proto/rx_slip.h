@@ -11,8 +11,11 @@
 // When: after a poll that received fewer than kBehind data messages, none of this endpoint's
 // sends having gone out since the previous receiving poll. A receiver that answers what it
 // gets (a ping-pong, a request and its reply, the steps of a collective) sends between its
-// receptions and never slips: its latency is untouched. A message that arrives during a
-// window waits for its end; that is the price, the window at most (UFI_RX_SLIP).
+// receptions and never slips: its latency is untouched. The later pieces of a message already
+// begun (eager fragments after the first, pipelined rendezvous data) are not receptions here
+// (DataPath::counting): waiting for the rest of one message is not following a stream. A
+// message that arrives during a window waits for its end; that is the price, the window at
+// most (UFI_RX_SLIP).
 #pragma once
 
 #include <chrono>

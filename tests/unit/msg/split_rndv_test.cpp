@@ -3,7 +3,7 @@
 // up to a split point and written by the sender from there. Whatever the set (tcp: PUT; posix
 // alone: streamed; UFI_RNDV_SPLIT=off: a plain GET), every byte lands where it belongs, split
 // points inside a buffer of a receive or send vector included, and each side completes only
-// once both copies are done.
+// once both copies are done. Over cma the automatic threshold is one bcopy message.
 #include "data_path_of.h"
 #include "msg_fixture.h"
 
@@ -272,6 +272,30 @@ TEST_F(SplitCloseTest, CloseWaitsForTheSendersPart) {
     ASSERT_EQ(fi_cq_read(b_.cq, &e, 1), 1);
     EXPECT_EQ(e.len, n);
     ASSERT_EQ(wait(a_.cq, e), 1);
+}
+
+// The automatic rendezvous threshold for GET over cma is one bcopy message (UCT's estimate of
+// cma's overhead would put it near 30 KiB; runtime/proto/rndv.cpp, choose_rndv): one byte more
+// than the lane carries in a bcopy goes by rendezvous, and arrives whole.
+TEST_F(SplitRndvTest, OverCmaTheAutomaticThresholdIsOneBcopy) {
+    exchange(pattern(40000, 1), 20000, 10000, 30000);  // a rendezvous: B's lane to read opens
+    runtime::proto::DataPathConfig c;
+    runtime::proto::read_protocol_settings(c);
+    if (c.rndv_thresh != 0 || !reads_over_cma(b_.ep)) {
+        GTEST_SKIP() << "UFI_RNDV_THRESH is set, or this set's rendezvous is not GET over cma";
+    }
+    for (fid_ep *ep : {a_.ep, b_.ep}) {  // (both ends chose alike, over the same transports)
+        const auto *p = data_path(ep)->peer(0);
+        EXPECT_EQ(p->rndv_thresh, p->lane.max_bcopy());
+        EXPECT_EQ(p->rma_thresh, p->lane.max_bcopy());
+    }
+    DataPath *dp = data_path(a_.ep);
+    const size_t bcopy = dp->peer(0)->lane.max_bcopy();
+    const uint64_t before = dp->stats().rndv_sends;
+    exchange(pattern(bcopy + 1, 3), bcopy / 2, bcopy / 3, 2 * bcopy / 3);
+    EXPECT_EQ(dp->stats().rndv_sends, before + 1) << "one byte above one bcopy went eager";
+    exchange(pattern(bcopy - 64, 5), 100, 200, 300);  // within one bcopy: eager
+    EXPECT_EQ(dp->stats().rndv_sends, before + 1) << "a message within one bcopy went by rendezvous";
 }
 
 }  // namespace
