@@ -1,5 +1,7 @@
 #include "transports/discovery.h"
 
+#include "transports/iface/fifo_tuning.h"
+
 #include "runtime/log/log.h"
 #include "transports/net_interfaces.h"
 #include "transports/ucx_handles.h"
@@ -113,6 +115,8 @@ void probe_iface(const Md &md, const Worker &worker, const uct_tl_resource_desc_
         r.error = failure("uct_md_iface_config_read", status);
         return;
     }
+    // As endpoints open it (their limits, and their records' length, are these).
+    const std::vector<uint8_t> geometry = tune_shm_fifo(config.get(), tl.tl_name);
 
     uct_iface_params_t params;
     std::memset(&params, 0, sizeof(params));
@@ -146,6 +150,10 @@ void probe_iface(const Md &md, const Worker &worker, const uct_tl_resource_desc_
         return;
     }
     copy_iface_attr(attr, r);
+    // Records carry a FIFO's geometry after UCT's iface address (endpoint_worker.cpp).
+    if ((attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) && attr.iface_addr_len > 0) {
+        r.iface_addr_len += geometry.size();
+    }
 }
 
 void fill_network_facts(const std::vector<NetInterface> &interfaces, Resource &r) {

@@ -136,7 +136,7 @@ struct Resource {
     IfaceLimits limits;
     PerfEstimate perf;
     std::size_t device_addr_len = 0;
-    std::size_t iface_addr_len = 0;
+    std::size_t iface_addr_len = 0;  // in address records: a FIFO transport's geometry included
     std::size_t ep_addr_len = 0;
 
     // Copied from the memory domain.

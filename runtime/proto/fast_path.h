@@ -20,8 +20,9 @@
 namespace ufi::runtime::proto {
 
 // The largest message (headers after the tag included) the send fast path stages on the
-// stack for one am_short; shared-memory FIFO elements and tcp's short limit are below it.
-inline constexpr size_t kStagedShort = 256;
+// stack for one am_short: above ufi's shared-memory FIFO elements (548 bytes inline,
+// UFI_SHM_FIFO_ELEM_SIZE) and tcp's short limit.
+inline constexpr size_t kStagedShort = 1024;
 
 // An eager message as one am_short stages it: UCT's 8-byte short header carries the tag, and
 // `out` gets the rest of wire::EagerHdr (the sender's index at the receiver, the flags), the
@@ -98,9 +99,9 @@ inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest
     return send_buffer_otherwise(s, buf, len, dest, context, flags, tag, data, tagged, inject);
 }
 
-// The largest RMA_WRITE_SHORT staged on the stack (headers included): above every
-// shared-memory short limit; tcp's larger one takes writes up to it.
-inline constexpr size_t kStagedWriteShort = 256;
+// The largest RMA_WRITE_SHORT staged on the stack (headers included): above ufi's
+// shared-memory short limit (UFI_SHM_FIFO_ELEM_SIZE); tcp's larger one takes writes up to it.
+inline constexpr size_t kStagedWriteShort = 1024;
 
 // RMA_WRITE_SHORT's headers staged in `out` (wire::RmaShortHdr, the CQ data when flags have
 // it); returns where the payload goes.

@@ -1,5 +1,8 @@
 #include "transports/iface/endpoint_worker.h"
 
+#include "transports/iface/fifo_tuning.h"
+#include "transports/lanes/record_addr.h"
+
 #include "runtime/log/log.h"
 #include "transports/address_svc.h"
 
@@ -9,6 +12,7 @@
 #include <netinet/in.h>
 
 #include <cstring>
+#include <algorithm>
 #include <new>
 
 namespace ufi::transports {
@@ -80,6 +84,7 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
         why = "uct_md_iface_config_read: " + to_string(status);
         return false;
     }
+    out.fifo_geometry = tune_shm_fifo(config.get(), r.tl);
     if (listen_port != 0) {
         const std::string range = std::to_string(listen_port) + "-" + std::to_string(listen_port);
         status = uct_config_modify(config.get(), "PORT_RANGE", range.c_str());
@@ -121,7 +126,7 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
         return false;
     }
     const uct_iface_attr_t &a = out.attr;
-    if (a.device_addr_len > 255 || a.iface_addr_len > 255) {
+    if (a.device_addr_len > 255 || a.iface_addr_len + out.fifo_geometry.size() > 255) {
         why = "addresses of " + std::to_string(a.device_addr_len) + "+" +
               std::to_string(a.iface_addr_len) + " bytes do not fit an address record";
         return false;
@@ -145,6 +150,8 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
             why = "uct_iface_get_address: " + to_string(status);
             return false;
         }
+        out.iface_addr.insert(out.iface_addr.end(), out.fifo_geometry.begin(),
+                              out.fifo_geometry.end());
     }
     // Never ask an iface without UCT_IFACE_FLAG_EVENT_FD for its fd: on self the op is NULL
     // (uct-brief section 12). Ifaces with events but no fd (cma) are still armed: arming tells
@@ -395,20 +402,22 @@ std::vector<address::TransportRecord> EndpointWorker::records() const {
 
 bool EndpointWorker::is_reachable(const address::TransportRecord &peer) const noexcept {
     for (const auto &i : ifaces_) {
-        if (i->resource->tl != peer.tl) continue;
-        if (peer.device_addr.size() != i->attr.device_addr_len) continue;
-        const bool has_iface_addr =
-            (i->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) && i->attr.iface_addr_len > 0;
-        if (peer.iface_addr.size() != (has_iface_addr ? i->attr.iface_addr_len : 0)) continue;
-        // Empty addresses are passed as a valid (zeroed) buffer, never NULL.
-        static const uint8_t kEmpty[8] = {};
-        const uint8_t *dev_bytes = peer.device_addr.empty() ? kEmpty : peer.device_addr.data();
-        const uint8_t *iface_bytes = peer.iface_addr.empty() ? kEmpty : peer.iface_addr.data();
-        const auto *dev = reinterpret_cast<const uct_device_addr_t *>(dev_bytes);
-        const auto *ifa = reinterpret_cast<const uct_iface_addr_t *>(iface_bytes);
-        if (uct_iface_is_reachable(i->iface.get(), dev, ifa)) return true;
+        if (!record_fits(*i, peer)) continue;
+        if (uct_iface_is_reachable(i->iface.get(), device_addr_of(peer), iface_addr_of(peer))) {
+            return true;
+        }
     }
     return false;
+}
+
+bool record_fits(const OpenIface &oi, const address::TransportRecord &rec) noexcept {
+    if (rec.tl != oi.resource->tl || rec.device_addr.size() != oi.attr.device_addr_len ||
+        rec.iface_addr.size() != oi.iface_addr.size()) {
+        return false;
+    }
+    const std::vector<uint8_t> &g = oi.fifo_geometry;
+    return g.empty() || oi.iface_addr.empty() ||
+           std::equal(g.begin(), g.end(), rec.iface_addr.end() - static_cast<std::ptrdiff_t>(g.size()));
 }
 
 }  // namespace ufi::transports

@@ -58,7 +58,10 @@ struct OpenIface {
     bool md_needs_memh = false;    // UCT_MD_FLAG_NEED_MEMH: local buffers of zero-copy calls too
     uct_iface_attr_t attr{};
     std::vector<uint8_t> device_addr;
+    // What its address records carry (empty where it is not connected to by iface address):
+    // UCT's iface address, then, for a FIFO transport, its geometry (fifo_tuning.h).
     std::vector<uint8_t> iface_addr;
+    std::vector<uint8_t> fifo_geometry;  // empty: no FIFO
     int event_fd = -1;        // UCT_IFACE_FLAG_EVENT_FD transports only
     uint16_t named_port = 0;  // the tcp port options.listen had it listen on (0: the system's)
     unsigned arm_events = 0;  // UCT_EVENT_* bits to arm before sleeping; 0: never armed (self)
@@ -72,6 +75,12 @@ struct OpenIface {
     std::atomic<bool> activation_queued{false};     // an activation waits for progress
     class EndpointWorker *owner = nullptr;
 };
+
+// Whether `rec` is a record this iface's transport can use: the same transport, the address
+// lengths this iface publishes (a peer's UCT reads them at its own lengths) and, for a FIFO
+// transport, the same FIFO geometry (fifo_tuning.h: peers shaped otherwise must not share a
+// FIFO). UCT's uct_iface_is_reachable is the caller's next question.
+bool record_fits(const OpenIface &oi, const address::TransportRecord &rec) noexcept;
 
 // A resource the worker did not open, and why.
 struct SkippedResource {

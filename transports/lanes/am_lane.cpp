@@ -16,12 +16,8 @@ constexpr uint64_t kAnyAm = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY;
 // Whether `rec` is a record of iface `oi`'s transport that it reaches. An endpoint-to-endpoint
 // transport's iface address may be empty (rc): only the device address is compared.
 bool reaches(const OpenIface &oi, const address::TransportRecord &rec) {
-    const uct_iface_attr_t &a = oi.attr;
-    if (rec.tl != oi.resource->tl) return false;
-    if (rec.device_addr.size() != a.device_addr_len || rec.iface_addr.size() != a.iface_addr_len) {
-        return false;
-    }
-    return uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec)) != 0;
+    return record_fits(oi, rec) &&
+           uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec)) != 0;
 }
 
 // The best (lowest latency + overhead) iface that sends AMs, passes `accept`, and reaches one

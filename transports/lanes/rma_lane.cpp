@@ -146,10 +146,7 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
         if (oi.resource->tl == "cma" && !cross_process_copy_permitted()) continue;
         for (size_t r = 0; r < peer.records.size(); ++r) {
             const address::TransportRecord &rec = peer.records[r];
-            if (rec.tl != oi.resource->tl || rec.device_addr.size() != a.device_addr_len ||
-                rec.iface_addr.size() != a.iface_addr_len) {
-                continue;
-            }
+            if (!record_fits(oi, rec)) continue;
             if (!uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec))) continue;
             const double bw = a.bandwidth.dedicated + a.bandwidth.shared;
             if (bw > best_bw) {

@@ -1,6 +1,7 @@
 // transports/iface: an endpoint's worker and ifaces opened on every domain ufi offers here,
 // their address records against discovery's address lengths, the shared-memory filter,
 // reachability, arming, and workers sharing a domain's memory domains. No AV needed.
+#include "runtime/config/config.h"
 #include "runtime/info/getinfo.h"
 #include "transports/discovery.h"
 #include "transports/iface/endpoint_worker.h"
@@ -71,9 +72,11 @@ TEST(EndpointWorker, OneRecordPerResourceWithDiscoveryLengths) {
 }
 
 TEST(EndpointWorker, KnownTransportsHaveTheBriefsAddressSizes) {
-    // uct-brief section 3: self 0+8, posix 8+8, sysv 8+8, cma 8+4, tcp/eth0 6+2, lo 18+2.
+    // uct-brief section 3: self 0+8, posix 8+8, sysv 8+8, cma 8+4, tcp/eth0 6+2, lo 18+2;
+    // posix and sysv records add the 1-byte fingerprint of their FIFO's geometry
+    // (transports/iface/fifo_tuning.h).
     const std::vector<std::pair<std::string, std::pair<size_t, size_t>>> sizes = {
-        {"self", {0, 8}}, {"posix", {8, 8}}, {"sysv", {8, 8}}, {"cma", {8, 4}}};
+        {"self", {0, 8}}, {"posix", {8, 8 + 1}}, {"sysv", {8, 8 + 1}}, {"cma", {8, 4}}};
     for (const auto &rs : offered_domains()) {
         Mds mds(rs);
         auto w = open_worker(mds, rs);
@@ -200,6 +203,51 @@ TEST(EndpointWorker, ProgressArmAndEventFds) {
         for (int k = 0; k < 10; ++k) w->progress();
         EXPECT_EQ(w->arm(), UCS_OK) << "an idle worker can sleep";
     }
+}
+
+// ufi's FIFO element size (UFI_SHM_FIFO_ELEM_SIZE, 576 unless the environment says otherwise)
+// is what the worker's shared-memory ifaces carry inline, and what discovery reported.
+TEST(EndpointWorker, SharedMemoryFifosHaveUfisElementSize) {
+    const int64_t elem = config::registry().get_int("UFI_SHM_FIFO_ELEM_SIZE");
+    for (const auto &rs : offered_domains()) {
+        Mds mds(rs);
+        auto w = open_worker(mds, rs);
+        ASSERT_TRUE(w);
+        for (const auto &i : w->ifaces()) {
+            if (i->resource->tl != "posix" && i->resource->tl != "sysv") continue;
+            SCOPED_TRACE(i->resource->label());
+            EXPECT_EQ(i->fifo_geometry.size(), 1u);
+            if (elem != 0) {
+                EXPECT_EQ(i->attr.cap.am.max_short, static_cast<size_t>(elem) - 28);
+            }
+            EXPECT_EQ(i->attr.cap.am.max_short, i->resource->limits.am.max_short);
+        }
+    }
+}
+
+// A peer whose FIFO is shaped otherwise (another element size, another ufi: its record's
+// fingerprint differs, or it has none) is not reachable over that transport; the same record
+// with this process's fingerprint is. Other transports' records are untouched.
+TEST(EndpointWorker, ARecordOfAnotherFifoGeometryIsNotReachable) {
+    bool checked = false;
+    for (const auto &rs : offered_domains()) {
+        Mds mds(rs);
+        auto w = open_worker(mds, rs);
+        ASSERT_TRUE(w);
+        for (const auto &rec : w->records()) {
+            if (rec.tl != "posix" && rec.tl != "sysv") continue;
+            SCOPED_TRACE(rec.tl);
+            EXPECT_TRUE(w->is_reachable(rec));
+            address::TransportRecord other = rec;
+            other.iface_addr.back() ^= 0x5a;  // another geometry's fingerprint
+            EXPECT_FALSE(w->is_reachable(other));
+            address::TransportRecord old = rec;
+            old.iface_addr.pop_back();  // no fingerprint at all
+            EXPECT_FALSE(w->is_reachable(old));
+            checked = true;
+        }
+    }
+    EXPECT_TRUE(checked) << "no posix or sysv record in any domain";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Discovery on this machine (UCX 1.13 with self, posix, sysv, cma, tcp on lo and
 // eth0 here). Robust elsewhere: skips when UCT finds nothing, and only asserts
 // what must exist wherever UCX runs (self, posix, tcp/lo).
+#include "runtime/config/config.h"
 #include "transports/discovery.h"
 #include "transports/flag_names.h"
 
@@ -62,14 +63,21 @@ TEST_F(DiscoveryTest, FindsTheTransportsEveryUcxHas) {
     EXPECT_FALSE(lo->pci_bus_id.has_value());
 }
 
+// A shared-memory FIFO's inline limit (transports/iface/fifo_tuning.h).
+size_t expected_shm_short() {
+    const int64_t elem = config::registry().get_int("UFI_SHM_FIFO_ELEM_SIZE");
+    return elem == 0 ? 100u : static_cast<size_t>(elem) - 28;
+}
+
 TEST_F(DiscoveryTest, LimitsAreSane) {
     const Resource *posix = find_resource(d, "posix", "memory");
     ASSERT_NE(posix, nullptr);
     ASSERT_TRUE(posix->usable);
     EXPECT_TRUE(posix->has(UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
                            UCT_IFACE_FLAG_CONNECT_TO_IFACE));
-    EXPECT_EQ(posix->limits.am.max_short,
-              100U);  // 8-byte header included (UCX default FIFO element)
+    // 8-byte header included: the FIFO element less its 28-byte header (ufi's 576, or UCX's
+    // 128 where UFI_SHM_FIFO_ELEM_SIZE is 0).
+    EXPECT_EQ(posix->limits.am.max_short, expected_shm_short());
     EXPECT_GE(posix->limits.am.max_bcopy, 8192U);
     EXPECT_TRUE(posix->event_flags & UCT_IFACE_FLAG_EVENT_FD);
     EXPECT_NE(posix->limits.atomic64.fop_flags & UCS_BIT(UCT_ATOMIC_OP_CSWAP), 0U);
@@ -130,7 +138,7 @@ TEST_F(DiscoveryTest, NetworkDevicesKnowTheirInterface) {
 TEST_F(DiscoveryTest, ShmTransportsOfThisMachine) {
     // Present wherever UCX has its shm components; cma may be unusable (ptrace).
     if (find_resource(d, "sysv", "memory") != nullptr) {
-        EXPECT_EQ(find_resource(d, "sysv", "memory")->limits.am.max_short, 100U);
+        EXPECT_EQ(find_resource(d, "sysv", "memory")->limits.am.max_short, expected_shm_short());
     }
     const Resource *cma = find_resource(d, "cma", "memory");
     if (cma != nullptr && cma->usable) {

@@ -1,0 +1,35 @@
+// The shape of UCT's shared-memory FIFOs (its mm transports: posix, sysv), which ufi sets and
+// both ends of a FIFO must agree on.
+//
+// Why set it: a message travels inline in a FIFO element up to the element's size less its
+// 28-byte header; a longer one goes through a separate receive descriptor, two more cache
+// lines each way. UCX's 128-byte elements leave 100 bytes inline; ufi's 576 leave 548, and
+// 128-512-byte messages then take 0.32-0.38 us one way instead of 0.45-0.47 (docs/performance.md,
+// "Shared-memory FIFO elements of 576 bytes"); 8-byte latency and rates are unchanged.
+//
+// Why agree: the sender writes into the receiver's FIFO laid out by its own configuration
+// (element size and count, the receive descriptors' size); processes configured differently
+// (UCX_POSIX_FIFO_ELEM_SIZE in one of them, or another ufi version) would write past each
+// other's elements. So a 1-byte fingerprint of the geometry rides in the iface's address
+// records (appended to UCT's iface address, which UCT reads at its own length), and a record
+// whose fingerprint differs from the local iface's is not reachable over that transport: the
+// peers use another one. (Records without it, from ufi before this, differ in length and are
+// refused the same way. One byte, because names must fit FI_NAME_MAX: docs/addresses.md.)
+#pragma once
+
+#include <uct/api/uct.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ufi::transports {
+
+// For an iface configuration with a FIFO (UCT's FIFO_ELEM_SIZE is among its settings): sets
+// the element size UFI_SHM_FIFO_ELEM_SIZE asks for (0: UCX's own), then returns the
+// fingerprint of the geometry (element size, element count, receive descriptor size) as the
+// byte to append to the iface's address. Empty for a transport without a FIFO. A size UCT
+// refuses is logged once and left at UCX's.
+std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl);
+
+}  // namespace ufi::transports
