@@ -11,8 +11,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace ufi::transports {

@@ -6,14 +6,18 @@
 
 #include <cstdlib>
 #include <initializer_list>
-#include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace ufi::transports {
 
 namespace {
 
 using log::Subsys;
+
+constexpr int64_t kMinElemSize = 128;
+constexpr int64_t kMaxElemSize = 65535;
 
 // The mm transports' settings sit in a table UCX includes under "MM_" (UCX_POSIX_FIFO_SIZE in
 // the environment is MM_FIFO_SIZE to uct_config_get/modify).
@@ -59,14 +63,20 @@ std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string
     if (!config_number(config, "FIFO_ELEM_SIZE", elem)) return {};  // no FIFO
     const int64_t want = config::registry().get_int("UFI_SHM_FIFO_ELEM_SIZE");
     if (want != 0) {
-        const std::string value = std::to_string(want);
-        const ucs_status_t s = uct_config_modify(config, setting("FIFO_ELEM_SIZE").c_str(), value.c_str());
+        // (UCT needs room for its 28-byte element header and ufi's headers; an element's
+        // length field is 16 bits.)
+        ucs_status_t s = UCS_ERR_INVALID_PARAM;
+        if (want >= kMinElemSize && want <= kMaxElemSize) {
+            const std::string value = std::to_string(want);
+            s = uct_config_modify(config, setting("FIFO_ELEM_SIZE").c_str(), value.c_str());
+        }
         if (s != UCS_OK) {
             static std::once_flag warned;
             std::call_once(warned, [&] {
                 UFI_LOG_WARN(Subsys::Core,
-                             "UFI_SHM_FIFO_ELEM_SIZE={}: {} refuses it ({}); UCX's {} bytes are used",
-                             want, tl, to_string(s), elem);
+                             "UFI_SHM_FIFO_ELEM_SIZE={}: not an element size the shared-memory "
+                             "FIFOs take ({} to {} bytes; {}: {}); UCX's {} bytes are used",
+                             want, kMinElemSize, kMaxElemSize, tl, to_string(s), elem);
             });
         }
     }

@@ -4,8 +4,9 @@
 // Why set it: a message travels inline in a FIFO element up to the element's size less its
 // 28-byte header; a longer one goes through a separate receive descriptor, two more cache
 // lines each way. UCX's 128-byte elements leave 100 bytes inline; ufi's 576 leave 548, and
-// 128-512-byte messages then take 0.32-0.38 us one way instead of 0.45-0.47 (docs/performance.md,
-// "Shared-memory FIFO elements of 576 bytes"); 8-byte latency and rates are unchanged.
+// 128-512-byte messages then take 0.29-0.39 us one way instead of 0.43-0.47 and stream 30-40 %
+// faster (docs/performance.md, "Shared-memory FIFO elements of 576 bytes"); 8-byte and 1 KiB
+// figures are unchanged.
 //
 // Why agree: the sender writes into the receiver's FIFO laid out by its own configuration
 // (element size and count, the receive descriptors' size); processes configured differently
@@ -28,8 +29,8 @@ namespace ufi::transports {
 // For an iface configuration with a FIFO (UCT's FIFO_ELEM_SIZE is among its settings): sets
 // the element size UFI_SHM_FIFO_ELEM_SIZE asks for (0: UCX's own), then returns the
 // fingerprint of the geometry (element size, element count, receive descriptor size) as the
-// byte to append to the iface's address. Empty for a transport without a FIFO. A size UCT
-// refuses is logged once and left at UCX's.
+// byte to append to the iface's address. Empty for a transport without a FIFO. A size outside
+// 128-65535 bytes, or one UCT refuses, is logged once and left at UCX's.
 std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl);
 
 }  // namespace ufi::transports
