@@ -159,6 +159,11 @@ bool DataPath::open_lane(Peer &p) {
         fail_peer(p, -FI_EHOSTUNREACH);
         return false;
     }
+    if (!choice.fifo_mismatch.empty()) {
+        UFI_LOG_WARN(Subsys::EpData, "peer {}: {}; its traffic goes over {}",
+                     address::describe(p.address), choice.fifo_mismatch,
+                     worker_->ifaces()[choice.iface]->resource->label());
+    }
     // An endpoint talking to itself stays on the lane that connects at once.
     const bool itself = p.address.uuid != 0 && p.address.uuid == cfg_.uuid &&
                         p.address.endpoint_id == cfg_.endpoint_id;

@@ -126,6 +126,35 @@ bool LanePolicy::p2p(const OpenIface &iface) const noexcept {
            connect_to_ep.end();
 }
 
+// Which shared-memory FIFO transports reach the peer's host but were refused for the shape of
+// the peer's FIFO (record_fits: its geometry fingerprint differs, or it has none).
+std::string fifo_mismatch(const EndpointWorker &worker, const address::EndpointAddress &peer) {
+    std::string tls;
+    for (const auto &oi : worker.ifaces()) {
+        const size_t g = oi->fifo_geometry.size();
+        if (g == 0 || oi->iface_addr.empty()) continue;
+        for (const auto &rec : peer.records) {
+            if (rec.tl != oi->resource->tl || rec.device_addr.size() != oi->attr.device_addr_len ||
+                record_fits(*oi, rec)) {
+                continue;
+            }
+            const size_t n = rec.iface_addr.size();
+            if (n != oi->iface_addr.size() && n + g != oi->iface_addr.size()) continue;
+            // (UCT reads its own length, which both forms hold.)
+            if (!uct_iface_is_reachable(oi->iface.get(), device_addr_of(rec), iface_addr_of(rec))) {
+                continue;
+            }
+            tls += (tls.empty() ? "" : ",") + rec.tl;
+            break;
+        }
+    }
+    if (tls.empty()) return {};
+    return "the peer's shared-memory FIFOs (" + tls +
+           ") are shaped otherwise than this process's (UFI_SHM_FIFO_ELEM_SIZE, or UCX's "
+           "FIFO_SIZE or SEG_SIZE for them, differ; or the peer runs a ufi from before "
+           "2026-12-03): shared memory is not used with it";
+}
+
 LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
                           const LanePolicy &policy) {
     const auto any = [&](const OpenIface &oi) {
@@ -155,6 +184,8 @@ LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointA
         for (const auto &r : peer.records) theirs += (theirs.empty() ? "" : ",") + r.tl;
         best.why = "no transport of this endpoint (" + mine + ") reaches the peer (" + theirs + ")";
     }
+    best.fifo_mismatch = fifo_mismatch(worker, peer);
+    if (best.iface == SIZE_MAX && !best.fifo_mismatch.empty()) best.why += ": " + best.fifo_mismatch;
     return best;
 }
 

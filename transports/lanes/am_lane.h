@@ -203,6 +203,9 @@ struct LaneChoice {
     size_t aux_iface = SIZE_MAX;
     size_t aux_record = SIZE_MAX;
     std::string why;
+    // Set where a shared-memory FIFO transport that reaches the peer was refused because the
+    // peer's FIFO is shaped otherwise (fifo_tuning.h): what to tell the user, lane or not.
+    std::string fifo_mismatch;
 };
 LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
                           const LanePolicy &policy);

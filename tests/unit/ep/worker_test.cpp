@@ -5,6 +5,7 @@
 #include "runtime/info/getinfo.h"
 #include "transports/discovery.h"
 #include "transports/iface/endpoint_worker.h"
+#include "transports/lanes/am_lane.h"
 #include "transports/memory/memory_domains.h"
 
 #include <gtest/gtest.h>
@@ -248,6 +249,46 @@ TEST(EndpointWorker, ARecordOfAnotherFifoGeometryIsNotReachable) {
         }
     }
     EXPECT_TRUE(checked) << "no posix or sysv record in any domain";
+}
+
+// Choosing a lane to such a peer says why shared memory was left out: as the reason there is
+// no lane (shared memory alone), or beside the network lane chosen instead.
+TEST(EndpointWorker, ALaneChoiceNamesAFifoOfAnotherShape) {
+    bool checked = false;
+    for (const auto &rs : offered_domains()) {
+        Mds mds(rs);
+        auto w = open_worker(mds, rs);
+        ASSERT_TRUE(w);
+        address::EndpointAddress peer{7, 1, {}};
+        bool has_fifo = false, has_net = false;
+        for (auto rec : w->records()) {
+            if (rec.tl == "self") continue;
+            if (rec.tl == "posix" || rec.tl == "sysv") {
+                rec.iface_addr.back() ^= 0x5a;
+                has_fifo = true;
+            }
+            has_net = has_net || rec.tl == "tcp";
+            peer.records.push_back(rec);
+        }
+        if (!has_fifo) continue;
+        const LaneChoice c = choose_am_lane(*w, peer, LanePolicy{});
+        EXPECT_NE(c.fifo_mismatch.find("shaped otherwise"), std::string::npos);
+        if (has_net) {
+            ASSERT_NE(c.iface, SIZE_MAX);
+            EXPECT_EQ(w->ifaces()[c.iface]->resource->tl, "tcp");
+        } else {
+            EXPECT_EQ(c.iface, SIZE_MAX);
+            EXPECT_NE(c.why.find("shaped otherwise"), std::string::npos) << c.why;
+        }
+        // The same peer as it really is: shared memory, nothing to say.
+        peer.records = w->records();
+        std::erase_if(peer.records, [](const auto &r) { return r.tl == "self"; });
+        const LaneChoice alike = choose_am_lane(*w, peer, LanePolicy{});
+        ASSERT_NE(alike.iface, SIZE_MAX);
+        EXPECT_TRUE(alike.fifo_mismatch.empty()) << alike.fifo_mismatch;
+        checked = true;
+    }
+    EXPECT_TRUE(checked) << "no domain with a shared-memory FIFO";
 }
 
 }  // namespace
