@@ -893,6 +893,7 @@ unsigned Endpoint::progress_cb(void *arg) {
     proto::DataPath *dp = ep->data_path();
     if (dp == nullptr) return w->progress();
     unsigned n = 0;
+    dp->flush_demote();  // (what this endpoint answered went out before this call)
     // Behind a streaming shared-memory sender the transports are left alone for a moment
     // after each small batch (runtime/proto/rx_slip.h).
     if (!dp->slipping()) {

@@ -137,10 +137,10 @@ DataPath::~DataPath() {
             "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
             "peers restarted; {} data messages received (fragments after a message's first not "
             "counted), receives slipped {} times behind "
-            "streaming senders",
+            "streaming senders; {} answers' FIFO heads demoted",
             s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
-            s.rma_put_grants, s.peer_restarts, rx_data_msgs_, rx_slip_.slips());
+            s.rma_put_grants, s.peer_restarts, rx_data_msgs_, rx_slip_.slips(), s.heads_demoted);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces.
     peers_.clear();

@@ -150,6 +150,8 @@ struct DataPathStats {
     uint64_t rma_put_grants = 0;      // peers' writes this target had them put (zero copy
                                       // over a transport without get: tcp)
     uint64_t peer_restarts = 0;       // peers reset: their endpoint came back under its name
+    uint64_t heads_demoted = 0;   // answers after which a peer's FIFO head was demoted
+                                  // (flush_demote)
 };
 
 class DataPath {
@@ -246,6 +248,17 @@ class DataPath {
         if (warm_polls_ == 0) return;
         --warm_polls_;
         if (last_sent_ < peers_.size()) peers_[last_sent_]->lane.warm();
+    }
+    // Where this endpoint stops sending for now (a progress call begins, a receive is
+    // posted): the FIFO head of the peer it last answered goes to the shared cache, where
+    // the peer's read of it on arrival finds it sooner (AmLane::demote). Nothing to do in
+    // the usual case: one load and a branch.
+    void flush_demote() noexcept {
+        if (demote_peer_ == kNoPeer) [[likely]]
+            return;
+        const uint32_t i = demote_peer_;
+        demote_peer_ = kNoPeer;
+        if (i < peers_.size() && peers_[i] && peers_[i]->lane.demote()) ++stats_.heads_demoted;
     }
     // Whether the endpoint's progress should call progress() now: pending work, or every so
     // many calls the peer checks (a counter, no clock read).
@@ -780,12 +793,20 @@ class DataPath {
     static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
     uint32_t last_sent_ = kNoPeer;  // the peer the last short send went to (on_empty_poll)
     uint32_t warm_polls_ = 0;       // empty polls that still warm its lane
+    // The peer whose FIFO head flush_demote() demotes: the last one answered (a send after
+    // its message arrived, AmLane::take_answer), until this side stops sending. Answering
+    // another peer first demotes the one before.
+    uint32_t demote_peer_ = kNoPeer;
     // After an eager message, a short write or a short atomic to `p` (sends that start
     // elsewhere, send(), rma() and atomic(), tell rx_slip_ there).
-    void note_sent(const Peer &p) noexcept {
+    void note_sent(Peer &p) noexcept {
         last_sent_ = p.local_idx;
         warm_polls_ = kWarmPolls;
         rx_slip_.on_send();
+        if (p.lane.take_answer()) [[unlikely]] {
+            if (demote_peer_ != p.local_idx) flush_demote();
+            demote_peer_ = p.local_idx;
+        }
     }
     size_t partial_rx_ = 0;  // peers with a multi-fragment message partly arrived
     std::chrono::steady_clock::time_point next_check_{};

@@ -201,6 +201,7 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
     // Any source (or an endpoint that does not match sources), or a source whose peer the
     // address cache holds (Open MPI's MTL directs every receive that names a rank); nothing
     // unexpected to match, room, a pooled record, not a multi-receive buffer.
+    flush_demote();  // (a receive posted: the answer before it went out, its peer reads next)
     uint32_t from = kNoPeer;
     if ((tagged ? directed_tagged_ : directed_msg_) && (src != FI_ADDR_UNSPEC || exact_directed_)) {
         from = cached_peer(src);  // FI_ADDR_UNSPEC (exact directed: refused) holds none

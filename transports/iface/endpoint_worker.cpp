@@ -84,7 +84,7 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
         why = "uct_md_iface_config_read: " + to_string(status);
         return false;
     }
-    out.fifo_geometry = tune_shm_fifo(config.get(), r.tl);
+    out.fifo_geometry = tune_shm_fifo(config.get(), r.tl, &out.fifo_shape);
     if (listen_port != 0) {
         const std::string range = std::to_string(listen_port) + "-" + std::to_string(listen_port);
         status = uct_config_modify(config.get(), "PORT_RANGE", range.c_str());

@@ -11,6 +11,7 @@
 
 #include "transports/address.h"
 #include "transports/fork_safety.h"
+#include "transports/iface/fifo_tuning.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/resource.h"
 #include "transports/ucx_handles.h"
@@ -62,6 +63,7 @@ struct OpenIface {
     // UCT's iface address, then, for a FIFO transport, its geometry (fifo_tuning.h).
     std::vector<uint8_t> iface_addr;
     std::vector<uint8_t> fifo_geometry;  // empty: no FIFO
+    FifoShape fifo_shape;                // its element size and count (zero: no FIFO)
     int event_fd = -1;        // UCT_IFACE_FLAG_EVENT_FD transports only
     uint16_t named_port = 0;  // the tcp port options.listen had it listen on (0: the system's)
     unsigned arm_events = 0;  // UCT_EVENT_* bits to arm before sleeping; 0: never armed (self)

@@ -58,7 +58,9 @@ uint8_t fingerprint(std::initializer_list<uint32_t> values) {
 
 }  // namespace
 
-std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl) {
+std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl,
+                                   FifoShape *shape) {
+    if (shape != nullptr) *shape = FifoShape{};
     uint32_t elem = 0;
     if (!config_number(config, "FIFO_ELEM_SIZE", elem)) return {};  // no FIFO
     const int64_t want = config::registry().get_int("UFI_SHM_FIFO_ELEM_SIZE");
@@ -85,6 +87,7 @@ std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string
         !config_number(config, "SEG_SIZE", seg)) {
         return {};
     }
+    if (shape != nullptr) *shape = FifoShape{elem, count};
     return {fingerprint({elem, count, seg})};
 }
 

@@ -26,11 +26,20 @@
 
 namespace ufi::transports {
 
+// The FIFO's shape as the configuration leaves it: what a sender needs to find the element
+// a message went into (AmLane::demote).
+struct FifoShape {
+    uint32_t elem_size = 0;   // bytes per element (0: no FIFO)
+    uint32_t elem_count = 0;  // elements (a power of two)
+};
+
 // For an iface configuration with a FIFO (UCT's FIFO_ELEM_SIZE is among its settings): sets
 // the element size UFI_SHM_FIFO_ELEM_SIZE asks for (0: UCX's own), then returns the
 // fingerprint of the geometry (element size, element count, receive descriptor size) as the
-// byte to append to the iface's address. Empty for a transport without a FIFO. A size outside
-// 128-65535 bytes, or one UCT refuses, is logged once and left at UCX's.
-std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl);
+// byte to append to the iface's address, and the shape in *shape when given. Empty (and a
+// zero shape) for a transport without a FIFO. A size outside 128-65535 bytes, or one UCT
+// refuses, is logged once and left at UCX's.
+std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl,
+                                   FifoShape *shape = nullptr);
 
 }  // namespace ufi::transports

@@ -72,7 +72,19 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
     lane.warms_ = iface.resource->type == DeviceType::SharedMemory &&
                   (iface.attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT) != 0;
     if (lane.warms_ && cpu_prefetches_for_write()) {
-        lane.fifo_head_ = mm_fifo_head(lane.ep_.get(), iface.iface.get());
+        const MmFifo fifo = mm_fifo(lane.ep_.get(), iface.iface.get());
+        lane.fifo_head_ = fifo.head;
+        lane.demotes_ = fifo.head != nullptr && cpu_demotes_lines();
+        // UCT places element i at elems + i * element size, i the head's count modulo the
+        // element count (a power of two): the local iface's shape, which the peer's matches
+        // (fifo_tuning.h).
+        const FifoShape &shape = iface.fifo_shape;
+        if (lane.demotes_ && shape.elem_size > kMmElemHeader && shape.elem_count != 0 &&
+            (shape.elem_count & (shape.elem_count - 1)) == 0) {
+            lane.fifo_elems_ = fifo.elems;
+            lane.elem_size_ = shape.elem_size;
+            lane.elem_mask_ = shape.elem_count - 1;
+        }
     }
     out = std::move(lane);
     return UCS_OK;

@@ -14,6 +14,7 @@
 
 #include <uct/api/uct.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -80,14 +81,19 @@ class AmLane {
 
     // kOk, kNoResource (retry after progress), or an error (the peer failed).
     Status send_short(uint8_t id, const Iov *iov, size_t iovcnt) noexcept {
+        size_t n = 0;
+        for (size_t i = 0; i < iovcnt; ++i) n += iov[i].length;
+        last_short_ = static_cast<uint32_t>(n);
         return uct_ep_am_short_iov(ep_.get(), id, iov, iovcnt);
     }
     // One short message of `header` (8 bytes, first on the wire) and `length` bytes after it.
     Status send_short(uint8_t id, uint64_t header, const void *payload, unsigned length) noexcept {
+        last_short_ = static_cast<uint32_t>(sizeof header + length);
         return uct_ep_am_short(ep_.get(), id, header, payload, length);
     }
     // The packed size, or a negative Status (kNoResource: retry after progress).
     ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
+        last_short_ = 0;  // (the bytes go to a descriptor of the peer's, not into the element)
         return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);
     }
     // Whether one zero-copy message of a `header_len`-byte header and `length` bytes from
@@ -129,7 +135,10 @@ class AmLane {
     void reset() noexcept {
         ep_.reset();
         warms_ = false;
+        demotes_ = false;
+        answer_due_ = false;
         fifo_head_ = nullptr;
+        fifo_elems_ = nullptr;
     }
     // Shared-memory FIFO lanes (UCT's mm transports: posix, sysv) start every send with an
     // atomic on the head of the peer's FIFO, and UCX built with assertions reads that head
@@ -139,9 +148,49 @@ class AmLane {
     // prime(), when a message from this peer arrives (an answer to it is likely next): a
     // PREFETCHW takes the line back while the message is processed, long after the peer's
     // read of it. 8-byte ping-pong latency fell by about a tenth (docs/performance.md).
+    // It also marks the next send to the peer as an answer (take_answer()).
     void prime() noexcept {
-        if (fifo_head_ != nullptr && ep_) prefetch_for_write(fifo_head_);
+        if (fifo_head_ != nullptr && ep_) {
+            prefetch_for_write(fifo_head_);
+            answer_due_ = demotes_;
+        }
     }
+    // Whether a message from the peer was prime()d since the last call (on a lane that
+    // demotes): the send being made answers it. The data path then demote()s the head once
+    // it has stopped sending to this peer.
+    bool take_answer() noexcept {
+        const bool due = answer_due_;
+        answer_due_ = false;
+        return due;
+    }
+    // demote(), once the answer is sent: the peer reads the head the moment the answer
+    // arrives, and the lines of the answer's element after the first (the first is the one
+    // it polls, already on its way), so they go to the shared cache (CLDEMOTE) instead of
+    // waiting in this core's. Only after an answer: in a stream the next send would have to
+    // fetch the head back from there (8-byte streams ran at half their rate when every send
+    // demoted), and only once this side stopped sending to the peer (a one-sided write's
+    // acknowledgement demoting the head right before the write that answers too cost that
+    // write 0.2 us). The element is the last one this lane wrote where no other sender to
+    // the peer took a turn since: else another's, a wasted hint. True when the hint was given.
+    bool demote() noexcept {
+        if (!demotes_ || fifo_head_ == nullptr || !ep_) return false;
+        if (last_short_ + kMmElemHeader > kLine) {
+            if (const volatile uint8_t *elem = last_element()) {
+                const size_t end = std::min<size_t>(kMmElemHeader + last_short_, elem_size_);
+                for (size_t at = kLine; at < end; at += kLine) demote_line(elem + at);
+            }
+        }
+        demote_line(fifo_head_);
+        return true;
+    }
+    // The peer FIFO element the head says was written last (nullptr where the elements are
+    // not located), and the bytes of this lane's last short message in it (0: bcopy).
+    const volatile uint8_t *last_element() const noexcept {
+        if (fifo_elems_ == nullptr || fifo_head_ == nullptr || !ep_) return nullptr;
+        const uint64_t last = (*fifo_head_ & kMmHeadCountMask) - 1;
+        return fifo_elems_ + (last & elem_mask_) * elem_size_;
+    }
+    size_t last_short() const noexcept { return last_short_; }
     // warm(), on an empty poll after a send to this peer, only where the head could not be
     // located (another UCX layout, a CPU without write prefetch): a uct_ep_flush() without a
     // completion, a few loads that the head is among, spares the next send its load miss at
@@ -167,7 +216,15 @@ class AmLane {
     size_t max_short_ = 0;
     size_t max_bcopy_ = 0;
     bool p2p_ = false;
-    bool warms_ = false;  // a connected shared-memory FIFO lane: prime() or warm() readies it
+    bool warms_ = false;       // a connected shared-memory FIFO lane: prime() or warm() readies it
+    bool demotes_ = false;     // fifo_head_ located on a CPU that demotes lines (demote())
+    bool answer_due_ = false;  // prime()d since the last take_answer()
+    static constexpr size_t kLine = 64;
+    // The peer FIFO's elements (nullptr: not located, or of a shape not known), for demote().
+    const volatile uint8_t *fifo_elems_ = nullptr;
+    size_t elem_size_ = 0;
+    uint64_t elem_mask_ = 0;
+    uint32_t last_short_ = 0;  // bytes of the last short message (UCT's header in), 0: bcopy
     const volatile uint64_t *fifo_head_ = nullptr;  // the peer's FIFO head (mm_fifo_head)
 };
 

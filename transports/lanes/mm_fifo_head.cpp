@@ -31,8 +31,8 @@ struct MmEpPrefix {
 
 }  // namespace
 
-const volatile uint64_t *mm_fifo_head(uct_ep_h ep, uct_iface_h iface) noexcept {
-    if (ep == nullptr) return nullptr;
+MmFifo mm_fifo(uct_ep_h ep, uct_iface_h iface) noexcept {
+    if (ep == nullptr) return {};
     const auto *words = reinterpret_cast<const MmEpPrefix *>(ep);
     const auto ctl = reinterpret_cast<uintptr_t>(words->fifo_ctl);
     const auto elems = reinterpret_cast<uintptr_t>(words->fifo_elems);
@@ -40,9 +40,10 @@ const volatile uint64_t *mm_fifo_head(uct_ep_h ep, uct_iface_h iface) noexcept {
         UFI_LOG_DEBUG(ufi::log::Subsys::EpCtrl,
                       "this UCX's shared-memory endpoint layout is not the one known: its FIFO "
                       "head is kept warm by loading it, not by prefetching it for writing");
-        return nullptr;
+        return {};
     }
-    return static_cast<const volatile uint64_t *>(words->fifo_ctl);
+    return {static_cast<const volatile uint64_t *>(words->fifo_ctl),
+            static_cast<const volatile uint8_t *>(words->fifo_elems)};
 }
 
 bool cpu_prefetches_for_write() noexcept {
@@ -54,6 +55,18 @@ bool cpu_prefetches_for_write() noexcept {
     return has;
 #else
     return true;  // __builtin_prefetch(p, 1) is the architecture's write prefetch
+#endif
+}
+
+bool cpu_demotes_lines() noexcept {
+#if defined(__x86_64__)
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 && (c & (1u << 25)) != 0;
+    }();
+    return has;
+#else
+    return false;
 #endif
 }
 

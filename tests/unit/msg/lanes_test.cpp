@@ -357,5 +357,134 @@ TEST_F(MsgTest, ThePrimedFifoHeadIsTheOneEachSendAdvances) {
     for (int i = 0; i < kCount; ++i) EXPECT_EQ(in[i], 0xfeed0000u + static_cast<uint64_t>(i));
 }
 
+// Whether `lane` demotes its peer's FIFO head after an answer (AmLane::demote): a located
+// head on a CPU with CLDEMOTE.
+bool demotes(const transports::AmLane &lane) {
+    return lane.fifo_head() != nullptr && transports::cpu_demotes_lines();
+}
+
+// A ping-pong: each side answers every message it gets, so each answer's FIFO head is demoted
+// once the side stops sending (the next receive it posts), on shared-memory FIFO lanes where
+// the CPU demotes lines; nowhere else. Every byte arrives as sent.
+TEST_F(MsgTest, EachAnswerInAPingPongDemotesItsPeersFifoHeadOnce) {
+    constexpr int kRounds = 200;
+    uint64_t got = 0;
+    fi_cq_tagged_entry e{};
+    // One exchange first: the lanes are connected and the handshake is behind.
+    ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &got, sizeof got, a_to_b_, 0); }), 0);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    runtime::proto::DataPath *dp_a = data_path(a_.ep);
+    runtime::proto::DataPath *dp_b = data_path(b_.ep);
+    ASSERT_NE(dp_a, nullptr);
+    ASSERT_NE(dp_b, nullptr);
+    const uint64_t before_a = dp_a->stats().heads_demoted;
+    const uint64_t before_b = dp_b->stats().heads_demoted;
+    for (int i = 1; i <= kRounds; ++i) {
+        const bool a_sends = i % 2 == 1;
+        Side &from = a_sends ? a_ : b_;
+        Side &to = a_sends ? b_ : a_;
+        const fi_addr_t dest = a_sends ? a_to_b_ : b_to_a_;
+        ASSERT_EQ(fi_trecv(to.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, i, 0, nullptr), 0);
+        const uint64_t v = 0xa5a50000u + static_cast<uint64_t>(i);
+        ASSERT_EQ(retry([&] { return fi_tinject(from.ep, &v, sizeof v, dest, i); }), 0);
+        ASSERT_EQ(wait(to.cq, e), 1) << i;
+        ASSERT_EQ(e.tag, static_cast<uint64_t>(i));
+        ASSERT_EQ(got, v);
+    }
+    // Each side's last answer is demoted when it next posts a receive or progresses.
+    for (Side *s : {&a_, &b_}) ASSERT_EQ(fi_cq_read(s->cq, &e, 1), -FI_EAGAIN);
+    EXPECT_EQ(dp_a->stats().dropped_malformed + dp_b->stats().dropped_malformed, 0u);
+    const std::string tl = dp_a->peer(0)->lane.resource().tl;
+    if (sizeof got > dp_a->peer(0)->rndv_thresh) {
+        GTEST_SKIP() << "8-byte messages go by rendezvous here: the answers are its control "
+                        "messages, not eager sends";
+    }
+    // Round 1 answers nothing (a had received nothing from b); from round 2 on, every
+    // message answers the one before: b sends the even rounds, a the odd ones after 1.
+    EXPECT_EQ(dp_a->stats().heads_demoted - before_a,
+              demotes(dp_a->peer(0)->lane) ? kRounds / 2 - 1 : 0)
+        << tl;
+    EXPECT_EQ(dp_b->stats().heads_demoted - before_b,
+              demotes(dp_b->peer(0)->lane) ? kRounds / 2 : 0)
+        << tl;
+}
+
+// The element demote() finds (the head's count of messages, modulo the element count, times
+// the element size from the FIFO's start) is the one the lane's last short message went
+// into: its bytes are there, after UCT's element header and header word, for every size that
+// goes short, in elements all around the FIFO.
+TEST_F(MsgTest, TheElementAnAnswerIsDemotedFromHoldsThatAnswer) {
+    fi_cq_tagged_entry e{};
+    uint64_t first = 0;
+    ASSERT_EQ(fi_trecv(b_.ep, &first, sizeof first, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &first, sizeof first, a_to_b_, 0); }), 0);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    runtime::proto::DataPath *dp = data_path(a_.ep);
+    ASSERT_NE(dp, nullptr);
+    const auto &lane = dp->peer(0)->lane;
+    const std::string tl = lane.resource().tl;
+    if (!demotes(lane)) GTEST_SKIP() << tl << ": this lane demotes nothing here";
+    ASSERT_NE(lane.last_element(), nullptr) << tl << ": the FIFO's elements were not located";
+    const size_t max_payload = std::min<size_t>(lane.max_short(), 548) - 24;  // eager headers
+    std::vector<uint8_t> in(max_payload);
+    for (int i = 0; i < 150; ++i) {  // more messages than the FIFO's elements (64)
+        const size_t len = 1 + (static_cast<size_t>(i) * 37) % max_payload;
+        const std::vector<uint8_t> out = pattern(len, static_cast<uint8_t>(i));
+        ASSERT_EQ(fi_trecv(b_.ep, in.data(), len, nullptr, FI_ADDR_UNSPEC, i + 1, 0, nullptr), 0);
+        ASSERT_EQ(retry([&] {
+                      return fi_tsend(a_.ep, out.data(), len, nullptr, a_to_b_, i + 1, nullptr);
+                  }),
+                  0);
+        if (len > dp->peer(0)->rndv_thresh) GTEST_SKIP() << "these sizes go by rendezvous here";
+        // Read before the receiver takes it: UCT leaves an element as written until reused.
+        const volatile uint8_t *elem = lane.last_element();
+        const size_t n = lane.last_short();
+        ASSERT_GE(n, len) << i;
+        std::vector<uint8_t> seen(n);
+        for (size_t k = 0; k < n; ++k) seen[k] = elem[transports::kMmElemHeader + k];
+        EXPECT_TRUE(std::equal(out.begin(), out.end(), seen.end() - len)) << tl << " " << i;
+        ASSERT_EQ(wait(b_.cq, e), 1) << i;
+        ASSERT_EQ(wait(a_.cq, e), 1) << i;
+        EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin())) << i;
+    }
+}
+
+// A stream answers nothing: its sender keeps the peer's FIFO head in its own cache from one
+// send to the next (demoting it there halved an 8-byte stream's rate), and its receiver,
+// sending nothing, has nothing to demote.
+TEST_F(MsgTest, AStreamDemotesNoFifoHead) {
+    constexpr int kCount = 300;
+    uint64_t got = 0;
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &got, sizeof got, a_to_b_, 0); }), 0);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    runtime::proto::DataPath *dp_a = data_path(a_.ep);
+    runtime::proto::DataPath *dp_b = data_path(b_.ep);
+    ASSERT_NE(dp_a, nullptr);
+    ASSERT_NE(dp_b, nullptr);
+    const uint64_t before_a = dp_a->stats().heads_demoted;
+    const uint64_t before_b = dp_b->stats().heads_demoted;
+    std::vector<uint64_t> in(kCount, 0);
+    for (int i = 0; i < kCount; ++i) {
+        ASSERT_EQ(fi_trecv(b_.ep, &in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, i + 1, 0, nullptr),
+                  0);
+    }
+    for (int i = 0; i < kCount; ++i) {
+        const uint64_t v = 0x5a5a0000u + static_cast<uint64_t>(i);
+        ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &v, sizeof v, a_to_b_, i + 1); }), 0) << i;
+        (void)fi_cq_read(a_.cq, &e, 1);  // the sender progresses between sends, as streams do
+    }
+    for (int i = 0; i < kCount; ++i) ASSERT_EQ(wait(b_.cq, e), 1) << i;
+    for (int i = 0; i < kCount; ++i) EXPECT_EQ(in[i], 0x5a5a0000u + static_cast<uint64_t>(i)) << i;
+    if (sizeof got > dp_a->peer(0)->rndv_thresh) {
+        GTEST_SKIP() << "8-byte messages go by rendezvous here: sender and receiver converse "
+                        "(control messages both ways), no stream";
+    }
+    EXPECT_EQ(dp_a->stats().heads_demoted - before_a, 0u);
+    EXPECT_EQ(dp_b->stats().heads_demoted - before_b, 0u);
+}
+
 }  // namespace
 }  // namespace ufi::msg_test
