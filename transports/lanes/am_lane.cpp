@@ -90,6 +90,33 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
     return UCS_OK;
 }
 
+ssize_t AmLane::send_bcopy_answer(uint8_t id, PackFn pack, void *arg) noexcept {
+    struct Packing {
+        PackFn pack;
+        void *arg;
+        uint8_t *dest;
+        size_t len;
+    } p{pack, arg, nullptr, 0};
+    const ssize_t r = uct_ep_am_bcopy(
+        ep_.get(), id,
+        [](void *dest, void *a) -> size_t {
+            auto *q = static_cast<Packing *>(a);
+            q->dest = static_cast<uint8_t *>(dest);
+            q->len = q->pack(dest, q->arg);
+            return q->len;
+        },
+        &p, 0);
+    if (r < 0 || p.dest == nullptr || !demotes_) return r;
+    demoted_at_ = p.dest;
+    demoted_len_ = p.len;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p.dest) + p.len;
+    for (uintptr_t at = reinterpret_cast<uintptr_t>(p.dest) & ~uintptr_t{kLine - 1}; at < end;
+         at += kLine) {
+        demote_line(reinterpret_cast<const volatile void *>(at));
+    }
+    return r;
+}
+
 Status AmLane::create_p2p(const OpenIface &iface, AmLane &out) {
     AmLane lane;
     const Status status = Ep::create_unconnected(iface.iface.get(), lane.ep_);

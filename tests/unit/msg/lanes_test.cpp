@@ -450,6 +450,45 @@ TEST_F(MsgTest, TheElementAnAnswerIsDemotedFromHoldsThatAnswer) {
     }
 }
 
+// An answer too long for the FIFO element goes by bcopy into a receive descriptor of the
+// peer's; its lines are demoted right after the send (AmLane::send_bcopy_answer), and they
+// are the answer's: the descriptor found holds its bytes.
+TEST_F(MsgTest, AnAnswerSentByBcopyHasItsDescriptorDemoted) {
+    constexpr size_t kLen = 2000;  // above the 548 bytes a FIFO element carries inline
+    std::vector<uint8_t> in(kLen);
+    fi_cq_tagged_entry e{};
+    const std::vector<uint8_t> ask = pattern(kLen, 7);
+    ASSERT_EQ(fi_trecv(b_.ep, in.data(), kLen, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, ask.data(), kLen, nullptr, a_to_b_, 1, nullptr); }),
+              0);
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    ASSERT_TRUE(std::equal(ask.begin(), ask.end(), in.begin()));
+    runtime::proto::DataPath *dp = data_path(b_.ep);
+    ASSERT_NE(dp, nullptr);
+    const auto &lane = dp->peer(0)->lane;
+    const std::string tl = lane.resource().tl;
+    if (kLen > dp->peer(0)->rndv_thresh) GTEST_SKIP() << "2000 bytes go by rendezvous here";
+    // b answers the message that just arrived.
+    const std::vector<uint8_t> answer = pattern(kLen, 9);
+    ASSERT_EQ(fi_trecv(a_.ep, in.data(), kLen, nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] {
+                  return fi_tsend(b_.ep, answer.data(), kLen, nullptr, b_to_a_, 2, nullptr);
+              }),
+              0);
+    if (!demotes(lane)) {
+        EXPECT_EQ(lane.last_demoted(), nullptr) << tl;
+    } else {
+        ASSERT_NE(lane.last_demoted(), nullptr) << tl;
+        ASSERT_GE(lane.last_demoted_bytes(), kLen) << tl;
+        const uint8_t *d = lane.last_demoted();
+        const size_t n = lane.last_demoted_bytes();
+        // (the payload ends the message: ufi's headers come first)
+        EXPECT_TRUE(std::equal(answer.begin(), answer.end(), d + n - kLen)) << tl;
+    }
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    EXPECT_TRUE(std::equal(answer.begin(), answer.end(), in.begin()));
+}
+
 // A stream answers nothing: its sender keeps the peer's FIFO head in its own cache from one
 // send to the next (demoting it there halved an 8-byte stream's rate), and its receiver,
 // sending nothing, has nothing to demote.
@@ -478,6 +517,22 @@ TEST_F(MsgTest, AStreamDemotesNoFifoHead) {
     }
     for (int i = 0; i < kCount; ++i) ASSERT_EQ(wait(b_.cq, e), 1) << i;
     for (int i = 0; i < kCount; ++i) EXPECT_EQ(in[i], 0x5a5a0000u + static_cast<uint64_t>(i)) << i;
+    // Messages too long for an element (bcopy) stream the same way: none is demoted.
+    constexpr size_t kLong = 2000;
+    std::vector<uint8_t> big(kLong);
+    for (int i = 0; i < 50; ++i) {
+        const std::vector<uint8_t> out = pattern(kLong, static_cast<uint8_t>(i));
+        ASSERT_EQ(fi_trecv(b_.ep, big.data(), kLong, nullptr, FI_ADDR_UNSPEC, 1000, 0, nullptr), 0);
+        ASSERT_EQ(retry([&] {
+                      return fi_tsend(a_.ep, out.data(), kLong, nullptr, a_to_b_, 1000, nullptr);
+                  }),
+                  0)
+            << i;
+        ASSERT_EQ(wait(b_.cq, e), 1) << i;
+        ASSERT_TRUE(std::equal(out.begin(), out.end(), big.begin())) << i;
+        ASSERT_EQ(wait(a_.cq, e), 1) << i;
+    }
+    EXPECT_EQ(dp_a->peer(0)->lane.last_demoted(), nullptr);
     if (sizeof got > dp_a->peer(0)->rndv_thresh) {
         GTEST_SKIP() << "8-byte messages go by rendezvous here: sender and receiver converse "
                         "(control messages both ways), no stream";
