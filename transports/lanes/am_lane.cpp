@@ -1,5 +1,6 @@
 #include "transports/lanes/am_lane.h"
 
+#include "runtime/config/config.h"
 #include "transports/lanes/record_addr.h"
 #include "transports/selection_config.h"
 
@@ -8,6 +9,12 @@
 namespace ufi::transports {
 
 namespace {
+
+// UFI_SHM_DEMOTE, read once.
+bool demote_setting() noexcept {
+    static const bool on = config::registry().get_bool("UFI_SHM_DEMOTE");
+    return on;
+}
 
 constexpr uint64_t kToIface = UCT_IFACE_FLAG_CONNECT_TO_IFACE;
 constexpr uint64_t kToEp = UCT_IFACE_FLAG_CONNECT_TO_EP;
@@ -74,7 +81,7 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
     if (lane.warms_ && cpu_prefetches_for_write()) {
         const MmFifo fifo = mm_fifo(lane.ep_.get(), iface.iface.get());
         lane.fifo_head_ = fifo.head;
-        lane.demotes_ = fifo.head != nullptr && cpu_demotes_lines();
+        lane.demotes_ = fifo.head != nullptr && cpu_demotes_lines() && demote_setting();
         // UCT places element i at elems + i * element size, i the head's count modulo the
         // element count (a power of two): the local iface's shape, which the peer's matches
         // (fifo_tuning.h).

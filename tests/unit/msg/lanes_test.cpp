@@ -358,9 +358,10 @@ TEST_F(MsgTest, ThePrimedFifoHeadIsTheOneEachSendAdvances) {
 }
 
 // Whether `lane` demotes its peer's FIFO head after an answer (AmLane::demote): a located
-// head on a CPU with CLDEMOTE.
+// head on a CPU with CLDEMOTE, UFI_SHM_DEMOTE not turning it off (the posix_nodemote set).
 bool demotes(const transports::AmLane &lane) {
-    return lane.fifo_head() != nullptr && transports::cpu_demotes_lines();
+    return lane.fifo_head() != nullptr && transports::cpu_demotes_lines() &&
+           config::registry().get_bool("UFI_SHM_DEMOTE");
 }
 
 // A ping-pong: each side answers every message it gets, so each answer's FIFO head is demoted
