@@ -364,23 +364,40 @@ bool demotes(const transports::AmLane &lane) {
            config::registry().get_bool("UFI_SHM_DEMOTE");
 }
 
+// The demotion tests start from one 8-byte message a -> b: the lanes are connected and the
+// handshake's messages are behind.
+class DemoteTest : public MsgTest {
+  protected:
+    void exchange_once() {
+        uint64_t got = 0;
+        fi_cq_tagged_entry e{};
+        ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
+        ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &got, sizeof got, a_to_b_, 0); }), 0);
+        ASSERT_EQ(wait(b_.cq, e), 1);
+        dp_a_ = data_path(a_.ep);
+        dp_b_ = data_path(b_.ep);
+        ASSERT_NE(dp_a_, nullptr);
+        ASSERT_NE(dp_b_, nullptr);
+        before_a_ = dp_a_->stats().heads_demoted;
+        before_b_ = dp_b_->stats().heads_demoted;
+    }
+    // FIFO heads each side demoted since exchange_once().
+    uint64_t demoted_by_a() const { return dp_a_->stats().heads_demoted - before_a_; }
+    uint64_t demoted_by_b() const { return dp_b_->stats().heads_demoted - before_b_; }
+    runtime::proto::DataPath *dp_a_ = nullptr;
+    runtime::proto::DataPath *dp_b_ = nullptr;
+    uint64_t before_a_ = 0;
+    uint64_t before_b_ = 0;
+};
+
 // A ping-pong: each side answers every message it gets, so each answer's FIFO head is demoted
 // once the side stops sending (the next receive it posts), on shared-memory FIFO lanes where
 // the CPU demotes lines; nowhere else. Every byte arrives as sent.
-TEST_F(MsgTest, EachAnswerInAPingPongDemotesItsPeersFifoHeadOnce) {
+TEST_F(DemoteTest, EachAnswerInAPingPongDemotesItsPeersFifoHeadOnce) {
     constexpr int kRounds = 200;
     uint64_t got = 0;
     fi_cq_tagged_entry e{};
-    // One exchange first: the lanes are connected and the handshake is behind.
-    ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
-    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &got, sizeof got, a_to_b_, 0); }), 0);
-    ASSERT_EQ(wait(b_.cq, e), 1);
-    runtime::proto::DataPath *dp_a = data_path(a_.ep);
-    runtime::proto::DataPath *dp_b = data_path(b_.ep);
-    ASSERT_NE(dp_a, nullptr);
-    ASSERT_NE(dp_b, nullptr);
-    const uint64_t before_a = dp_a->stats().heads_demoted;
-    const uint64_t before_b = dp_b->stats().heads_demoted;
+    ASSERT_NO_FATAL_FAILURE(exchange_once());
     for (int i = 1; i <= kRounds; ++i) {
         const bool a_sends = i % 2 == 1;
         Side &from = a_sends ? a_ : b_;
@@ -395,19 +412,19 @@ TEST_F(MsgTest, EachAnswerInAPingPongDemotesItsPeersFifoHeadOnce) {
     }
     // Each side's last answer is demoted when it next posts a receive or progresses.
     for (Side *s : {&a_, &b_}) ASSERT_EQ(fi_cq_read(s->cq, &e, 1), -FI_EAGAIN);
-    EXPECT_EQ(dp_a->stats().dropped_malformed + dp_b->stats().dropped_malformed, 0u);
-    const std::string tl = dp_a->peer(0)->lane.resource().tl;
-    if (sizeof got > dp_a->peer(0)->rndv_thresh) {
+    EXPECT_EQ(dp_a_->stats().dropped_malformed + dp_b_->stats().dropped_malformed, 0u);
+    const std::string tl = dp_a_->peer(0)->lane.resource().tl;
+    if (sizeof got > dp_a_->peer(0)->rndv_thresh) {
         GTEST_SKIP() << "8-byte messages go by rendezvous here: the answers are its control "
                         "messages, not eager sends";
     }
     // Round 1 answers nothing (a had received nothing from b); from round 2 on, every
     // message answers the one before: b sends the even rounds, a the odd ones after 1.
-    EXPECT_EQ(dp_a->stats().heads_demoted - before_a,
-              demotes(dp_a->peer(0)->lane) ? kRounds / 2 - 1 : 0)
+    EXPECT_EQ(demoted_by_a(),
+              demotes(dp_a_->peer(0)->lane) ? kRounds / 2 - 1 : 0)
         << tl;
-    EXPECT_EQ(dp_b->stats().heads_demoted - before_b,
-              demotes(dp_b->peer(0)->lane) ? kRounds / 2 : 0)
+    EXPECT_EQ(demoted_by_b(),
+              demotes(dp_b_->peer(0)->lane) ? kRounds / 2 : 0)
         << tl;
 }
 
@@ -415,14 +432,10 @@ TEST_F(MsgTest, EachAnswerInAPingPongDemotesItsPeersFifoHeadOnce) {
 // the element size from the FIFO's start) is the one the lane's last short message went
 // into: its bytes are there, after UCT's element header and header word, for every size that
 // goes short, in elements all around the FIFO.
-TEST_F(MsgTest, TheElementAnAnswerIsDemotedFromHoldsThatAnswer) {
+TEST_F(DemoteTest, TheElementAnAnswerIsDemotedFromHoldsThatAnswer) {
     fi_cq_tagged_entry e{};
-    uint64_t first = 0;
-    ASSERT_EQ(fi_trecv(b_.ep, &first, sizeof first, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
-    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &first, sizeof first, a_to_b_, 0); }), 0);
-    ASSERT_EQ(wait(b_.cq, e), 1);
-    runtime::proto::DataPath *dp = data_path(a_.ep);
-    ASSERT_NE(dp, nullptr);
+    ASSERT_NO_FATAL_FAILURE(exchange_once());
+    runtime::proto::DataPath *dp = dp_a_;
     const auto &lane = dp->peer(0)->lane;
     const std::string tl = lane.resource().tl;
     if (!demotes(lane)) GTEST_SKIP() << tl << ": this lane demotes nothing here";
@@ -454,7 +467,7 @@ TEST_F(MsgTest, TheElementAnAnswerIsDemotedFromHoldsThatAnswer) {
 // An answer too long for the FIFO element goes by bcopy into a receive descriptor of the
 // peer's; its lines are demoted right after the send (AmLane::send_bcopy_answer), and they
 // are the answer's: the descriptor found holds its bytes.
-TEST_F(MsgTest, AnAnswerSentByBcopyHasItsDescriptorDemoted) {
+TEST_F(DemoteTest, AnAnswerSentByBcopyHasItsDescriptorDemoted) {
     constexpr size_t kLen = 2000;  // above the 548 bytes a FIFO element carries inline
     std::vector<uint8_t> in(kLen);
     fi_cq_tagged_entry e{};
@@ -493,19 +506,11 @@ TEST_F(MsgTest, AnAnswerSentByBcopyHasItsDescriptorDemoted) {
 // A stream answers nothing: its sender keeps the peer's FIFO head in its own cache from one
 // send to the next (demoting it there halved an 8-byte stream's rate), and its receiver,
 // sending nothing, has nothing to demote.
-TEST_F(MsgTest, AStreamDemotesNoFifoHead) {
+TEST_F(DemoteTest, AStreamDemotesNoFifoHead) {
     constexpr int kCount = 300;
     uint64_t got = 0;
     fi_cq_tagged_entry e{};
-    ASSERT_EQ(fi_trecv(b_.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
-    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, &got, sizeof got, a_to_b_, 0); }), 0);
-    ASSERT_EQ(wait(b_.cq, e), 1);
-    runtime::proto::DataPath *dp_a = data_path(a_.ep);
-    runtime::proto::DataPath *dp_b = data_path(b_.ep);
-    ASSERT_NE(dp_a, nullptr);
-    ASSERT_NE(dp_b, nullptr);
-    const uint64_t before_a = dp_a->stats().heads_demoted;
-    const uint64_t before_b = dp_b->stats().heads_demoted;
+    ASSERT_NO_FATAL_FAILURE(exchange_once());
     std::vector<uint64_t> in(kCount, 0);
     for (int i = 0; i < kCount; ++i) {
         ASSERT_EQ(fi_trecv(b_.ep, &in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, i + 1, 0, nullptr),
@@ -533,13 +538,13 @@ TEST_F(MsgTest, AStreamDemotesNoFifoHead) {
         ASSERT_TRUE(std::equal(out.begin(), out.end(), big.begin())) << i;
         ASSERT_EQ(wait(a_.cq, e), 1) << i;
     }
-    EXPECT_EQ(dp_a->peer(0)->lane.last_demoted(), nullptr);
-    if (sizeof got > dp_a->peer(0)->rndv_thresh) {
+    EXPECT_EQ(dp_a_->peer(0)->lane.last_demoted(), nullptr);
+    if (sizeof got > dp_a_->peer(0)->rndv_thresh) {
         GTEST_SKIP() << "8-byte messages go by rendezvous here: sender and receiver converse "
                         "(control messages both ways), no stream";
     }
-    EXPECT_EQ(dp_a->stats().heads_demoted - before_a, 0u);
-    EXPECT_EQ(dp_b->stats().heads_demoted - before_b, 0u);
+    EXPECT_EQ(demoted_by_a(), 0u);
+    EXPECT_EQ(demoted_by_b(), 0u);
 }
 
 }  // namespace
