@@ -247,7 +247,7 @@ class AmLane {
     size_t elem_size_ = 0;
     uint64_t elem_mask_ = 0;
     uint32_t last_short_ = 0;  // bytes of the last short message (UCT's header in), 0: bcopy
-    const volatile uint64_t *fifo_head_ = nullptr;  // the peer's FIFO head (mm_fifo_head)
+    const volatile uint64_t *fifo_head_ = nullptr;  // the peer's FIFO head (mm_fifo)
 };
 
 // Releases an AM descriptor a handler kept (it returned kInProgress for kAmDesc data).

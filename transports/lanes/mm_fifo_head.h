@@ -16,7 +16,7 @@
 // CLDEMOTE, where the receiver's read finds it sooner: Open MPI's 8-byte ping-pong fell from
 // 1.11x Open MPI's own shared memory to 0.97x (docs/performance.md).
 //
-// UCT does not expose the head. mm_fifo_head() reads it from the endpoint's first words,
+// UCT does not expose the head. mm_fifo() reads it from the endpoint's first words,
 // which UCX 1.13 to 1.18 lay out alike (uct_mm_ep_t: the base endpoint, the peer's FIFO
 // control block, its first element), and accepts them only where they fingerprint: the base
 // endpoint names the iface, the control block is cache-line aligned and the elements start
@@ -38,6 +38,7 @@ struct MmFifo {
     const volatile uint64_t *head = nullptr;  // nullptr: the layout did not fingerprint
     const volatile uint8_t *elems = nullptr;
 };
+// Both, or nothing where `ep`'s layout does not fingerprint (logged at debug).
 MmFifo mm_fifo(uct_ep_h ep, uct_iface_h iface) noexcept;
 
 // UCT keeps an "event armed" flag in the head's top bit; the rest counts the messages sent
@@ -45,12 +46,6 @@ MmFifo mm_fifo(uct_ep_h ep, uct_iface_h iface) noexcept;
 inline constexpr uint64_t kMmHeadCountMask = ~(uint64_t{1} << 63);
 // UCT's FIFO element header: a message sent short starts this far into its element.
 inline constexpr size_t kMmElemHeader = 28;
-
-// The address of the peer FIFO head `ep` writes on every send, or nullptr where its layout
-// does not fingerprint (logged at debug).
-inline const volatile uint64_t *mm_fifo_head(uct_ep_h ep, uct_iface_h iface) noexcept {
-    return mm_fifo(ep, iface).head;
-}
 
 // Whether this CPU prefetches for writing (x86: PREFETCHW, CPUID 0x80000001 ECX bit 8).
 bool cpu_prefetches_for_write() noexcept;

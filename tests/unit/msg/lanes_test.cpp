@@ -339,8 +339,7 @@ TEST_F(MsgTest, ThePrimedFifoHeadIsTheOneEachSendAdvances) {
     }
     if (!transports::cpu_prefetches_for_write()) GTEST_SKIP() << "no write prefetch here";
     ASSERT_NE(head, nullptr) << tl << ": UCX's mm endpoint layout changed (mm_fifo_head.h)";
-    // UCT keeps an "armed" flag in the head's top bit.
-    const auto count = [&] { return *head & ~(uint64_t{1} << 63); };
+    const auto count = [&] { return *head & transports::kMmHeadCountMask; };
     const uint64_t before = count();
     std::vector<uint64_t> in(kCount, 0);
     for (int i = 0; i < kCount; ++i) {
