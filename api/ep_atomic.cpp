@@ -64,6 +64,7 @@ struct Call {
     void *context = nullptr;
     uint64_t flags = 0;
     uint64_t data = 0;
+    bool inject_call = false;  // fi_inject_atomic: no completion
 };
 
 template <bool kLocked>
@@ -75,7 +76,7 @@ ssize_t run(fid_ep *fep, Call &c) {
     const size_t bytes = c.op == FI_ATOMIC_READ ? c.result.total : c.operand.total;
     return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.atomic(c.kind, c.op, c.datatype, bytes / size, c.operand, c.compare, c.result,
-                         c.segs, c.nsegs, c.dest, c.context, c.flags, c.data);
+                         c.segs, c.nsegs, c.dest, c.context, c.flags, c.data, c.inject_call);
     });
 }
 
@@ -83,7 +84,7 @@ ssize_t run(fid_ep *fep, Call &c) {
 template <bool kLocked>
 ssize_t one(fid_ep *ep, uint8_t kind, const void *buf, size_t count, const void *compare,
             void *result, fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype datatype,
-            fi_op op, void *context, uint64_t flags) {
+            fi_op op, void *context, uint64_t flags, bool inject_call = false) {
     Call c;
     c.kind = kind;
     c.op = op;
@@ -103,13 +104,14 @@ ssize_t one(fid_ep *ep, uint8_t kind, const void *buf, size_t count, const void 
         if (result == nullptr) return -FI_EINVAL;
         c.result.set(result, count * size);
     }
-    if (!target_key(*ep_of(ep), key, c.segs[0].key)) return -FI_EINVAL;
+    c.segs[0].key = target_key(*ep_of(ep), key);
     c.segs[0].addr = addr;
     c.segs[0].len = count * size;
     c.nsegs = 1;
     c.dest = dest;
     c.context = context;
     c.flags = flags;
+    c.inject_call = inject_call;
     return run<kLocked>(ep, c);
 }
 
@@ -134,7 +136,18 @@ ssize_t vec(fid_ep *ep, uint8_t kind, const fi_ioc *iov, size_t count, const fi_
         return -FI_EINVAL;
     }
     for (size_t i = 0; i < rma_count; ++i) {
-        if (!target_key(*ep_of(ep), rma[i].key, c.segs[i].key)) return -FI_EINVAL;
+        // A count beyond what one operation carries would make count x size wrap (2^61 + 1
+        // elements of 8 bytes are 8 bytes): refused here, before anything is sent.
+        uint64_t end = 0;
+        if (rma[i].count > max_count(datatype) ||
+            __builtin_add_overflow(rma[i].addr, rma[i].count * size, &end)) {
+            UFI_LOG_INFO(Subsys::EpData,
+                         "atomic: rma_iov[{}] names {} elements at {:#x} (at most {} of {} B, "
+                         "within the address space)",
+                         i, rma[i].count, rma[i].addr, max_count(datatype), size);
+            return -FI_EINVAL;
+        }
+        c.segs[i].key = target_key(*ep_of(ep), rma[i].key);
         c.segs[i].addr = rma[i].addr;
         c.segs[i].len = rma[i].count * size;
     }
@@ -176,7 +189,7 @@ template <bool kLocked>
 ssize_t atomic_inject(fid_ep *ep, const void *buf, size_t count, fi_addr_t dest, uint64_t addr,
                       uint64_t key, fi_datatype datatype, fi_op op) {
     return one<kLocked>(ep, kWrite, buf, count, nullptr, nullptr, dest, addr, key, datatype, op, nullptr,
-               FI_INJECT);
+               FI_INJECT, true);
 }
 
 template <bool kLocked>

@@ -24,14 +24,30 @@ namespace ufi::api {
 int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
              runtime::proto::IovList &out) {
     const size_t limit = std::min(ep.info().tx_attr->iov_limit, runtime::proto::kMaxIov);
-    if (count > limit || (iov == nullptr && count != 0)) return -FI_EINVAL;
+    if (count > limit || (iov == nullptr && count != 0)) {
+        UFI_LOG_INFO(log::Subsys::EpData, "iov_count {} (at most {}, iov {})", count, limit,
+                     static_cast<const void *>(iov));
+        return -FI_EINVAL;
+    }
     out.count = 0;
     out.total = 0;
     for (size_t i = 0; i < count; ++i) {
         if (iov[i].iov_base == nullptr && iov[i].iov_len != 0) return -FI_EINVAL;
         if (iov[i].iov_len == 0) continue;
+        // Lengths whose sum wraps (or a buffer that runs past the end of the address space)
+        // would otherwise go below as a short message and be copied with its real lengths.
+        uintptr_t end = 0;
+        if (__builtin_add_overflow(out.total, iov[i].iov_len, &out.total) ||
+            __builtin_add_overflow(reinterpret_cast<uintptr_t>(iov[i].iov_base),
+                                   iov[i].iov_len, &end)) {
+            UFI_LOG_INFO(log::Subsys::EpData,
+                         "iov[{}]: length {:#x} overflows the list's total or the address space",
+                         i, iov[i].iov_len);
+            out.count = 0;
+            out.total = 0;
+            return -FI_EINVAL;
+        }
         out.v[out.count++] = {static_cast<uint8_t *>(iov[i].iov_base), iov[i].iov_len};
-        out.total += iov[i].iov_len;
     }
     return 0;
 }
@@ -91,7 +107,7 @@ template <bool kLocked>
 ssize_t msg_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
                   void *context) {
     IovList list;
-    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
     return do_send<kLocked>(ep, list, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
 }
 
@@ -100,7 +116,7 @@ ssize_t msg_sendmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kSendFlags) return -FI_EBADFLAGS;
     IovList list;
-    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list); rc != 0) return rc;
     return do_send<kLocked>(ep, list, msg->addr, msg->context, flags, 0, msg->data, false, false);
 }
 
@@ -140,7 +156,7 @@ template <bool kLocked>
 ssize_t msg_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
                   void *context) {
     IovList list;
-    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
     return do_recv<kLocked>(ep, list, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
 }
 
@@ -149,7 +165,7 @@ ssize_t msg_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kMsgRecvFlags) return -FI_EBADFLAGS;
     IovList list;
-    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list); rc != 0) return rc;
     return do_recv<kLocked>(ep, list, msg->addr, msg->context, flags, 0, 0, false);
 }
 
@@ -165,7 +181,7 @@ template <bool kLocked>
 ssize_t tag_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
                   uint64_t tag, void *context) {
     IovList list;
-    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
     return do_send<kLocked>(ep, list, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
 }
 
@@ -174,7 +190,7 @@ ssize_t tag_sendmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
     if (msg == nullptr) return -FI_EINVAL;
     if (flags & ~kSendFlags) return -FI_EBADFLAGS;
     IovList list;
-    if (iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list); rc != 0) return rc;
     return do_send<kLocked>(ep, list, msg->addr, msg->context, flags, msg->tag, msg->data, true, false);
 }
 
@@ -206,7 +222,7 @@ template <bool kLocked>
 ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
                   uint64_t tag, uint64_t ignore, void *context) {
     IovList list;
-    if (iov_list(*ep_of(ep), iov, count, list) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
     return do_recv<kLocked>(ep, list, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
 }
 
@@ -237,9 +253,10 @@ ssize_t tag_recvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
         });
     }
     IovList list;
-    if (!(flags & FI_DISCARD) &&
-        iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list) != 0) {
-        return -FI_EINVAL;
+    if (!(flags & FI_DISCARD)) {
+        if (const int rc = iov_list(*ep_of(ep), msg->msg_iov, msg->iov_count, list); rc != 0) {
+            return rc;
+        }
     }
     if (flags & FI_CLAIM) {
         return with_data_path<kLocked>(ep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {

@@ -31,13 +31,14 @@ fi_ops_atomic *atomic_ops(bool locked);
 int query_atomic(fid_domain *domain, fi_datatype datatype, fi_op op, fi_atomic_attr *attr,
                  uint64_t flags);
 
-// An iovec list within the endpoint's iov_limit (and kMaxIov): 0 or -FI_EINVAL.
+// An iovec list within the endpoint's iov_limit (and kMaxIov): 0, or -FI_EINVAL (too many
+// entries, a NULL buffer, lengths whose sum or end address overflows).
 int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
              runtime::proto::IovList &out);
 
-// The target's MR key behind an RMA or atomic call's `key`: itself, or the key of the raw key
-// fi_mr_map_raw mapped (api/ep_rma.cpp). False for a mapped handle that names nothing.
-bool target_key(const runtime::ep::Endpoint &ep, uint64_t key, uint64_t &out);
+// The target's MR key behind an RMA or atomic call's `key`: the key of the raw key
+// fi_mr_map_raw mapped under that handle (api/ep_rma.cpp), else the key itself.
+uint64_t target_key(const runtime::ep::Endpoint &ep, uint64_t key);
 
 // The endpoint behind a handle the call came through (the ops table is its own: trusted).
 inline runtime::ep::Endpoint *ep_of(fid_ep *ep) {

@@ -28,11 +28,24 @@ using Subsys = log::Subsys;
 
 // Flags fi_writemsg and fi_readmsg accept (fi_rma(3)). Every write completes once the target
 // acknowledged it, which satisfies every completion level; FI_FENCE holds because a peer's
-// operations are handled in order.
+// operations are handled in order. A read completes when its data is in the local buffer,
+// which is what FI_TRANSMIT_COMPLETE and FI_DELIVERY_COMPLETE ask of it (MPICH's request-based
+// RMA reads with FI_DELIVERY_COMPLETE).
 constexpr uint64_t kWriteFlags = FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_FENCE |
                                  FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
                                  FI_DELIVERY_COMPLETE | FI_COMMIT_COMPLETE | FI_MORE;
-constexpr uint64_t kReadFlags = FI_COMPLETION | FI_FENCE | FI_MORE;
+constexpr uint64_t kReadFlags =
+    FI_COMPLETION | FI_FENCE | FI_MORE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+
+// A target range [addr, addr + len) that fits the address space: one that wraps names no
+// memory, and its length would make the data path's sums overflow.
+bool target_range_ok(uint64_t addr, uint64_t len, size_t index) {
+    uint64_t end = 0;
+    if (!__builtin_add_overflow(addr, len, &end)) return true;
+    UFI_LOG_INFO(Subsys::EpData, "RMA: target range {} ({:#x} + {:#x}) wraps the address space",
+                 index, addr, len);
+    return false;
+}
 
 template <bool kLocked>
 ssize_t do_rma(fid_ep *fep, SendOp op, const IovList &local, const RmaSeg *segs, size_t nsegs,
@@ -47,8 +60,7 @@ template <bool kLocked>
 ssize_t rma_one(fid_ep *fep, SendOp op, const void *buf, size_t len, fi_addr_t peer,
                 uint64_t addr, uint64_t key, void *context, uint64_t flags, uint64_t data) {
     if (buf == nullptr && len != 0) return -FI_EINVAL;
-    RmaSeg seg{0, addr, len};
-    if (!target_key(*ep_of(fep), key, seg.key)) return -FI_EINVAL;
+    RmaSeg seg{target_key(*ep_of(fep), key), addr, len};
     IovList local;
     local.set(buf, len);
     return do_rma<kLocked>(fep, op, local, &seg, 1, peer, context, flags, data);
@@ -58,9 +70,9 @@ template <bool kLocked>
 ssize_t rma_vector(fid_ep *fep, SendOp op, const iovec *iov, size_t count, fi_addr_t peer,
                    uint64_t addr, uint64_t key, void *context, uint64_t flags) {
     IovList local;
-    if (iov_list(*ep_of(fep), iov, count, local) != 0) return -FI_EINVAL;
-    RmaSeg seg{0, addr, local.total};
-    if (!target_key(*ep_of(fep), key, seg.key)) return -FI_EINVAL;
+    if (const int rc = iov_list(*ep_of(fep), iov, count, local); rc != 0) return rc;
+    if (!target_range_ok(addr, local.total, 0)) return -FI_EINVAL;
+    RmaSeg seg{target_key(*ep_of(fep), key), addr, local.total};
     return do_rma<kLocked>(fep, op, local, &seg, 1, peer, context, flags, 0);
 }
 
@@ -76,12 +88,19 @@ ssize_t rma_msg(fid_ep *fep, SendOp op, const fi_msg_rma *msg, uint64_t flags) {
         return -FI_EINVAL;
     }
     IovList local;
-    if (iov_list(ep, msg->msg_iov, msg->iov_count, local) != 0) return -FI_EINVAL;
+    if (const int rc = iov_list(ep, msg->msg_iov, msg->iov_count, local); rc != 0) return rc;
     RmaSeg segs[runtime::proto::wire::kMaxRmaSegments];
+    uint64_t remote_total = 0;
     for (size_t i = 0; i < msg->rma_iov_count; ++i) {
         segs[i].addr = msg->rma_iov[i].addr;
         segs[i].len = msg->rma_iov[i].len;
-        if (!target_key(ep, msg->rma_iov[i].key, segs[i].key)) return -FI_EINVAL;
+        if (!target_range_ok(segs[i].addr, segs[i].len, i) ||
+            __builtin_add_overflow(remote_total, segs[i].len, &remote_total)) {
+            UFI_LOG_INFO(Subsys::EpData, "fi_{}msg: rma_iov lengths overflow",
+                         op == SendOp::kWrite ? "write" : "read");
+            return -FI_EINVAL;
+        }
+        segs[i].key = target_key(ep, msg->rma_iov[i].key);
     }
     return do_rma<kLocked>(fep, op, local, segs, msg->rma_iov_count, msg->addr, msg->context, flags,
                   msg->data);
@@ -132,8 +151,7 @@ template <bool kLocked>
 ssize_t inject_one(fid_ep *fep, const void *buf, size_t len, fi_addr_t dest, uint64_t addr,
                    uint64_t key, uint64_t flags, uint64_t data) {
     if (buf == nullptr && len != 0) return -FI_EINVAL;
-    uint64_t target = 0;
-    if (!target_key(*ep_of(fep), key, target)) return -FI_EINVAL;
+    const uint64_t target = target_key(*ep_of(fep), key);
     return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
         return dp.inject_write(buf, len, dest, target, addr, flags, data);
     });
@@ -160,18 +178,12 @@ ssize_t rma_injectdata(fid_ep *ep, const void *buf, size_t len, uint64_t data, f
 
 }  // namespace
 
-bool target_key(const runtime::ep::Endpoint &ep, uint64_t key, uint64_t &out) {
-    if (!runtime::mr::is_mapped_key(key)) {
-        out = key;
-        return true;
-    }
+uint64_t target_key(const runtime::ep::Endpoint &ep, uint64_t key) {
+    if (!runtime::mr::is_mapped_key(key)) return key;
+    // A handle this domain mapped stands for the key it maps; any other key with the top bit
+    // is the peer's own (requested keys may have it: MPICH's window keys do).
     const runtime::mr::MappedKey *m = runtime::mr::find_mapped_key(ep.domain(), key);
-    if (m == nullptr) {
-        UFI_LOG_INFO(Subsys::EpData, "RMA: key {:#x} is no mapped raw key of this domain", key);
-        return false;
-    }
-    out = m->bundle.key;
-    return true;
+    return m != nullptr ? m->bundle.key : key;
 }
 
 namespace {

@@ -8,6 +8,7 @@ std::string to_string(ucs_status_t status) {
 }
 
 const char *status_text(int status) noexcept {
+    if (status > UCS_OK || status <= UCS_ERR_LAST) return nullptr;
     const char *s = ucs_status_string(static_cast<ucs_status_t>(status));
     return s != nullptr ? s : "Unknown error";
 }

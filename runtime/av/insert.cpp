@@ -289,6 +289,30 @@ Item decode_string(const char *s, size_t max, size_t addr_len, std::vector<uint8
     return Item{scratch.data(), static_cast<uint32_t>(scratch.size()), 0};
 }
 
+// A value that can be a pointer to a user's string: above the lowest address Linux maps
+// (vm.mmap_min_addr's default, 64 KiB) and below the top of user space (x86-64's 47 bits; other
+// 64-bit CPUs' 48 to 52). Text never is: its top bytes are not zero.
+bool plausible_pointer(uintptr_t v) {
+#if defined(__x86_64__)
+    constexpr uintptr_t kTop = uintptr_t{1} << 47;
+#else
+    constexpr uintptr_t kTop = uintptr_t{1} << 52;
+#endif
+    return v >= 0x10000 && v < kTop;
+}
+
+// Whether an FI_ADDR_STR buffer is a char ** array rather than packed strings: its first
+// 8 bytes are a plausible pointer. A string of 8 characters or more has no NUL there, so it
+// needs no read past its first NUL; a shorter one is malformed either way, and a buffer that
+// holds even one entry holds 8 bytes (a pointer, or "fi_ufi:/").
+bool looks_like_pointer_array(const char *raw) {
+    if (std::strncmp(raw, address::kStringPrefix.data(), 8) == 0) return false;
+    if (strnlen(raw, sizeof(uintptr_t)) == sizeof(uintptr_t)) return false;  // text: no NUL
+    uintptr_t first = 0;
+    std::memcpy(&first, raw, sizeof first);
+    return plausible_pointer(first);
+}
+
 }  // namespace
 
 int insert_str(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
@@ -298,17 +322,22 @@ int insert_str(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint6
         const size_t max = max_string_length(av->addr_len);
         // fi_av(3) says "an array of strings (char **)"; libfabric's shm provider reads
         // NUL-terminated strings stored back to back (ofiwg/libfabric#11292), and programs use
-        // both. A pointer's bytes never spell "fi_ufi:/" (it is no canonical user address), so
-        // the first bytes tell the layouts apart. strncmp stops at the first difference: it
-        // reads no more of a short string than it holds.
+        // both. The buffer is an array of pointers only if its first 8 bytes are a plausible
+        // user-space pointer (plausible_pointer); anything else, "fi_ufi:/..." or garbage, is
+        // read as packed strings, each malformed one refused on its own (never dereferenced).
         const auto *raw = static_cast<const char *>(addr);
-        if (std::strncmp(raw, address::kStringPrefix.data(), 8) != 0) {
+        if (looks_like_pointer_array(raw)) {
             const auto *strings = static_cast<const char *const *>(addr);
             return insert_common(av, "fi_av_insert", count, fi_addr, flags, context,
                                  [&](size_t i, std::string &why) {
                                      const char *s = strings[i];
                                      if (s == nullptr) {
                                          why = "addr[" + std::to_string(i) + "] is NULL";
+                                         return Item{nullptr, 0, -FI_EINVAL};
+                                     }
+                                     if (!plausible_pointer(reinterpret_cast<uintptr_t>(s))) {
+                                         why = "addr[" + std::to_string(i) +
+                                               "] is no user-space pointer";
                                          return Item{nullptr, 0, -FI_EINVAL};
                                      }
                                      return decode_string(s, max, av->addr_len, scratch, why);

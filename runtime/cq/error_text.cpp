@@ -11,6 +11,11 @@ const char *describe(int prov_errno, const char *(*fi_text)(int), char *buf, siz
     const bool into_buf = buf != nullptr && len > 0;
     if (prov_errno < 0) {
         const char *ucs = transports::status_text(prov_errno);
+        if (ucs == nullptr) {  // no UCS status: say so rather than name another one
+            if (!into_buf) return "Unknown provider error";
+            snprintf(buf, len, "Unknown provider error %d (no UCS status)", prov_errno);
+            return buf;
+        }
         if (!into_buf) return ucs;
         snprintf(buf, len, "%s (UCS status %d)", ucs, prov_errno);
         return buf;

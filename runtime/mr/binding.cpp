@@ -63,7 +63,7 @@ bool is_mapped_key(std::uint64_t key) noexcept {
 
 const MappedKey *find_mapped_key(Domain *domain, std::uint64_t key) noexcept {
     MrState *state = mr_state_of(domain);
-    return state != nullptr ? state->mapped.find(key) : nullptr;
+    return state != nullptr && !state->mapped.empty() ? state->mapped.find(key) : nullptr;
 }
 
 int key_check_errno(KeyCheck check) noexcept {
@@ -172,12 +172,12 @@ KeyCheck check_remote_access(MrState *state, std::uint64_t key, std::uint64_t ad
 }
 
 void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access,
-                         std::uint64_t bytes) noexcept {
-    count_remote_access(mr_state_of(domain), key, access, bytes);
+                         std::uint64_t bytes, cntr::AccessTally &tally) noexcept {
+    count_remote_access(mr_state_of(domain), key, access, bytes, tally);
 }
 
 void count_remote_access(MrState *state, std::uint64_t key, std::uint64_t access,
-                         std::uint64_t bytes) noexcept {
+                         std::uint64_t bytes, cntr::AccessTally &tally) noexcept {
     if (state == nullptr || !state->counters_bound.load(std::memory_order_acquire)) return;
     state->keys.visit(key, [&](Mr *mr) {
         if (mr == nullptr || (mr->counted_access.load(std::memory_order_acquire) & access) == 0) {
@@ -185,7 +185,7 @@ void count_remote_access(MrState *state, std::uint64_t key, std::uint64_t access
         }
         std::lock_guard<std::mutex> lock(mr->mutex);  // against fi_mr_bind
         for (const Mr::CounterBinding &b : mr->counters) {
-            if (b.flags & access) cntr::on_completion(b.cntr, bytes);
+            if (b.flags & access) tally.count_segment(b.cntr, bytes);
         }
         return 0;
     });

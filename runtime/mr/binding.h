@@ -4,6 +4,7 @@
 // peer's access and the reply to a peer's key request (docs/memory-keys.md).
 #pragma once
 
+#include "runtime/cntr/access_tally.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/memory/reg_cache.h"
 
@@ -50,9 +51,11 @@ int acquire_local(Domain *domain, const void *buf, std::size_t len, transports::
 // the memh of ufi's registrations fit them (nullptr when the MR state cannot be created).
 const transports::MemoryDomains *memory_domains(Domain *domain) noexcept;
 
-// A key from an RMA call: one fi_mr_map_raw returned (top bit set), else a peer's MR key.
+// Whether a key from an RMA call may be one fi_mr_map_raw returned (top bit set); a peer's
+// requested key may have the top bit too, so only find_mapped_key decides.
 bool is_mapped_key(std::uint64_t key) noexcept;
-// The mapped raw key behind `key` (bundle and unpacked rkeys), or nullptr.
+// The mapped raw key behind `key` (bundle and unpacked rkeys), or nullptr (nothing mapped in
+// the domain: no lookup, no lock).
 const MappedKey *find_mapped_key(Domain *domain, std::uint64_t key) noexcept;
 
 // ---- target side -------------------------------------------------------------------------
@@ -96,10 +99,11 @@ KeyCheck check_remote_access(Domain *domain, std::uint64_t key, std::uint64_t ad
                              std::uint64_t access, bool consume, RemoteTarget *out,
                              const PeerAuth *auth = nullptr) noexcept;
 
-// Counts a completed remote access on the counters bound to the MR with a matching flag
-// (FI_REMOTE_WRITE / FI_REMOTE_READ).
+// Counts a completed remote access (`bytes` of it on this MR) on the counters bound to the MR
+// with a matching flag (FI_REMOTE_WRITE / FI_REMOTE_READ), each once per access: `tally`
+// holds the counters the access counted already (the endpoint's, another segment's MR).
 void count_remote_access(Domain *domain, std::uint64_t key, std::uint64_t access,
-                         std::uint64_t bytes) noexcept;
+                         std::uint64_t bytes, cntr::AccessTally &tally) noexcept;
 
 // The same two on the domain's MR state (mr_state_of, mr_state.h), for a caller that looked
 // it up once (the data path, per access); `state` may be nullptr (no state: no key).
@@ -108,7 +112,7 @@ KeyCheck check_remote_access(MrState *state, std::uint64_t key, std::uint64_t ad
                              std::uint64_t access, bool consume, RemoteTarget *out,
                              const PeerAuth *auth = nullptr) noexcept;
 void count_remote_access(MrState *state, std::uint64_t key, std::uint64_t access,
-                         std::uint64_t bytes) noexcept;
+                         std::uint64_t bytes, cntr::AccessTally &tally) noexcept;
 
 // The reply to a peer's key request for `key`: the MR's packed bundle (the same bytes as its
 // raw key). 0, -FI_EKEYREJECTED (no such key, or a used single-use key), -FI_EACCES

@@ -25,7 +25,7 @@ int KeyTable::insert(Mr *mr, std::uint64_t requested, std::uint64_t *key) {
         *key = (s.generation << kIndexBits) | index;
         return 0;
     }
-    if (requested > kMaxRequestedKey || requested == FI_KEY_NOTAVAIL) return -FI_EKEYREJECTED;
+    if (requested == FI_KEY_NOTAVAIL) return -FI_EKEYREJECTED;
     if (!by_key_.emplace(requested, mr).second) return -FI_ENOKEY;
     *key = requested;
     return 0;

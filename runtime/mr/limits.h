@@ -11,10 +11,10 @@ namespace ufi::runtime::mr {
 // Buffers one fi_mr_regv / fi_mr_regattr may register as one region.
 inline constexpr std::size_t kMrIovLimit = 8;
 
-// Keys fi_mr_map_raw returns have the top bit set; MR keys (requested or provider-chosen)
-// never do. So a requested_key with the top bit set is out of range (-FI_EKEYREJECTED).
+// Keys fi_mr_map_raw returns have the top bit set, and so may requested keys (MPICH's window
+// keys are `context_id | 1 << 63`): an RMA call's key is a mapped handle only while the domain
+// has it mapped (api/ep_rma.cpp target_key). Provider-chosen keys never have the top bit.
 inline constexpr std::uint64_t kMappedKeyBit = std::uint64_t{1} << 63;
-inline constexpr std::uint64_t kMaxRequestedKey = kMappedKeyBit - 1;
 
 // Provider keys and mapped-key handles: (generation << kIndexBits) | slot index. The
 // generation changes every time a slot is reused, so a stale key never reaches a new MR.

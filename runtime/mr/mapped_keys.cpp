@@ -2,7 +2,14 @@
 
 #include <rdma/fi_errno.h>
 
+#include <random>
+
 namespace ufi::runtime::mr {
+
+MappedKeys::MappedKeys(bool thread_safe) : lock_(thread_safe) {
+    std::random_device rd;
+    salt_ = ((std::uint64_t{rd()} << 32) ^ rd()) & kGenerationMask;
+}
 
 std::uint64_t MappedKeys::insert(std::unique_ptr<MappedKey> key, int *error) {
     std::unique_lock<TableLock> lock(lock_);
@@ -16,11 +23,13 @@ std::uint64_t MappedKeys::insert(std::unique_ptr<MappedKey> key, int *error) {
             return 0;
         }
         slots_.emplace_back();
+        slots_.back().generation = salt_;
         index = static_cast<std::uint32_t>(slots_.size() - 1);
     }
     Slot &s = slots_[index];
     s.key = std::move(key);
     ++used_;
+    live_.fetch_add(1, std::memory_order_release);
     *error = 0;
     return kMappedKeyBit | (s.generation << kIndexBits) | index;
 }
@@ -38,6 +47,7 @@ bool MappedKeys::erase(std::uint64_t handle) {
         doomed = std::move(s.key);
         s.generation = (s.generation + 1) & kGenerationMask;
         --used_;
+        live_.fetch_sub(1, std::memory_order_release);
         try {
             free_.push_back(static_cast<std::uint32_t>(index));
         } catch (...) {

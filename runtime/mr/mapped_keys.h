@@ -8,6 +8,7 @@
 #include "transports/memory/rkey_bundle.h"
 #include "transports/memory/unpacked_rkeys.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,7 +25,7 @@ struct MappedKey {
 
 class MappedKeys {
   public:
-    explicit MappedKeys(bool thread_safe) : lock_(thread_safe) {}
+    explicit MappedKeys(bool thread_safe);
 
     // The handle of the new entry, or 0 with -FI_ENOSPC / -FI_ENOMEM in *error.
     std::uint64_t insert(std::unique_ptr<MappedKey> key, int *error);
@@ -48,6 +49,9 @@ class MappedKeys {
     }
 
     std::size_t size();
+    // No key mapped: an RMA call's key is the peer's own, with no lookup (the common case,
+    // also for requested keys with the top bit set).
+    bool empty() const { return live_.load(std::memory_order_acquire) == 0; }
 
   private:
     const MappedKey *find_locked(std::uint64_t handle) const;
@@ -57,6 +61,10 @@ class MappedKeys {
         std::uint64_t generation = 0;
     };
     TableLock lock_;
+    // Where a slot's generations start: a per-domain value, so that handles are unlikely to
+    // equal the small requested keys with the top bit set that applications choose.
+    std::uint64_t salt_;
+    std::atomic<std::size_t> live_{0};
     std::vector<Slot> slots_;
     std::vector<std::uint32_t> free_;
     std::size_t used_ = 0;

@@ -453,7 +453,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
                          call, req.requested_key);
         } else if (rc == -FI_EKEYREJECTED) {
             UFI_LOG_WARN(Subsys::Mr,
-                         "{}: requested_key {:#x} is out of range (keys are below 2^63)", call,
+                         "{}: requested_key {:#x} is FI_KEY_NOTAVAIL, which names no key", call,
                          req.requested_key);
         } else {
             UFI_LOG_WARN(Subsys::Mr, "{}: no key left for a new memory region ({})", call, rc);

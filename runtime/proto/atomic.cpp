@@ -92,7 +92,7 @@ tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg
 ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
                          const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
                          size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
-                         uint64_t data) noexcept {
+                         uint64_t data, bool inject_call) noexcept {
     rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const auto k = static_cast<atomics::Kind>(kind);
     if (!atomics::valid(op, datatype, k)) return -FI_EOPNOTSUPP;
@@ -143,7 +143,9 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     r->peer = p->local_idx;
     r->context = context;
     r->cq_flags = FI_ATOMIC | (fetch ? FI_READ : FI_WRITE);
-    r->completion = !(flags & FI_INJECT) && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    // fi_inject_atomic writes no completion; fi_atomicmsg & co. with FI_INJECT still do (the
+    // fetching ones have no other way to say their result is there).
+    r->completion = !inject_call && (!cfg_.tx_selective || (flags & FI_COMPLETION));
     r->confirm = false;
     r->offset = 0;
     r->started = false;

@@ -190,25 +190,29 @@ class DataPath {
                                bool inject) noexcept;
     // fi_write* / fi_read* (rma.cpp): moves `local` to (kWrite) or from (kRead) the peer's
     // `segs` (keys and addresses of its MRs; at most wire::kMaxRmaSegments, whose lengths sum
-    // to local.total). `flags`: FI_COMPLETION, FI_INJECT (the data is copied at the call, no
-    // completion), FI_REMOTE_CQ_DATA (`data` for the target's CQ). 0, -FI_EAGAIN, -FI_EINVAL,
-    // -FI_EMSGSIZE, or the peer's error. Access errors come back as error completions.
+    // to local.total). `flags`: FI_COMPLETION, FI_INJECT (the data is copied at the call),
+    // FI_REMOTE_CQ_DATA (`data` for the target's CQ). `inject_call` (fi_inject_write*) writes
+    // no completion; FI_INJECT alone (fi_writemsg) still writes one (fi_rma(3)). 0,
+    // -FI_EAGAIN, -FI_EINVAL, -FI_EMSGSIZE, or the peer's error. Access errors come back as
+    // error completions.
     // fi_inject_write / fi_inject_writedata (flags FI_INJECT, and FI_REMOTE_CQ_DATA with
     // `data`): one buffer, one target range. Short ones to a connected peer go from here
     // (fast_path.h); the rest as rma() does them.
     ssize_t inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key, uint64_t addr,
                          uint64_t flags, uint64_t data) noexcept;
     ssize_t rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
-                fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept;
+                fi_addr_t dest, void *context, uint64_t flags, uint64_t data,
+                bool inject_call = false) noexcept;
     // fi_atomic* (kind kWrite), fi_fetch_atomic* (kFetch), fi_compare_atomic* (kCompare) in
     // atomic.cpp: `op` on `count` elements of `datatype` at the peer's `segs` (byte lengths),
     // with `operand` and `compare` (copied at the call); the old values land in `result`.
-    // 0, -FI_EAGAIN, -FI_EINVAL, -FI_EOPNOTSUPP (op and datatype do not go together), or the
-    // peer's error. Access errors come back as error completions.
+    // `inject_call` (fi_inject_atomic) writes no completion; FI_INJECT alone (fi_atomicmsg)
+    // still writes one. 0, -FI_EAGAIN, -FI_EINVAL, -FI_EOPNOTSUPP (op and datatype do not go
+    // together), or the peer's error. Access errors come back as error completions.
     ssize_t atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
                    const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
                    size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
-                   uint64_t data) noexcept;
+                   uint64_t data, bool inject_call = false) noexcept;
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message

@@ -176,7 +176,7 @@ inline ssize_t DataPath::inject_write(const void *buf, size_t len, fi_addr_t des
     IovList local;
     local.set(buf, len);
     const wire::RmaSeg seg{key, addr, len};
-    return rma(SendOp::kWrite, local, &seg, 1, dest, nullptr, flags, data);
+    return rma(SendOp::kWrite, local, &seg, 1, dest, nullptr, flags, data, true);
 }
 
 inline void DataPath::fill_recv(RecvReq *r, uint32_t from, void *context, uint64_t flags,

@@ -15,6 +15,7 @@
 // target's protection and FI_RMA_EVENT counting hold, and no key cache is needed. A write over
 // a transport without get (tcp) is the exception: the target checks it and names its memory
 // in RTR, the initiator puts it and says so (RMA_WRITE_DONE), and the target counts it then.
+#include "runtime/cntr/access_tally.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
 #include "runtime/log/log.h"
@@ -121,20 +122,27 @@ bool parse_request(const uint8_t *data, size_t length, RequestView &v) {
 // Initiator
 
 ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
-                      fi_addr_t dest, void *context, uint64_t flags, uint64_t data) noexcept {
+                      fi_addr_t dest, void *context, uint64_t flags, uint64_t data,
+                      bool inject_call) noexcept {
     rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const bool write = op == SendOp::kWrite;
     if (nsegs == 0 || nsegs > wire::kMaxRmaSegments) return -FI_EINVAL;
     uint64_t remote_total = 0;
-    for (size_t i = 0; i < nsegs; ++i) remote_total += segs[i].len;
-    if (remote_total != local.total) {
+    bool wrapped = false;
+    for (size_t i = 0; i < nsegs; ++i) {
+        wrapped |= __builtin_add_overflow(remote_total, segs[i].len, &remote_total);
+    }
+    if (wrapped || remote_total != local.total) {
         UFI_LOG_INFO(Subsys::EpData, "fi_{}: {} local bytes for {} remote ones",
                      write ? "write" : "read", local.total, remote_total);
         return -FI_EINVAL;
     }
     if (local.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
     if ((flags & FI_INJECT) && (!write || local.total > cfg_.inject_msg_size)) return -FI_EMSGSIZE;
-    if (write && nsegs == 1 && local.count <= 1 && (flags & FI_INJECT)) {
+    // fi_inject_write* write no completion; fi_writemsg with FI_INJECT still does (fi_rma(3):
+    // FI_INJECT only frees the buffer at once).
+    const bool completion = !inject_call && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    if (write && nsegs == 1 && local.count <= 1 && (flags & FI_INJECT) && !completion) {
         // The common small put (shmem_p, a window's word): no record (fi_inject_write comes
         // straight to inject_write; fi_writemsg with FI_INJECT and the like come here).
         Peer *to = peer_for_addr(dest);
@@ -162,13 +170,12 @@ ssize_t DataPath::rma(SendOp op, const IovList &local, const wire::RmaSeg *segs,
         send_pool_.put(r);
         return -FI_ENOMEM;
     }
-    const bool inject = (flags & FI_INJECT) != 0;
     r->op = op;
     r->fence = (flags & FI_FENCE) != 0;
     r->peer = p->local_idx;
     r->context = context;
     r->cq_flags = FI_RMA | (write ? FI_WRITE : FI_READ);
-    r->completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    r->completion = completion;
     r->confirm = false;
     r->offset = 0;
     r->started = false;
@@ -585,21 +592,25 @@ void DataPath::handle_rma_write_short(const uint8_t *data, size_t length) noexce
 
 void DataPath::count_remote(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                             uint64_t access) noexcept {
-    // One access, one count per counter: a fetching atomic is a read and a write, and a
-    // counter bound for both counts it once.
+    // One access, one count per counter, however many bindings reach it: a fetching atomic
+    // is a read and a write, a counter may be bound to the endpoint and to the MR, an access
+    // may span several MRs bound to one counter (or one MR several times).
     mr::MrState *keys = rma_keys();
     // (Until some MR of the domain has a counter bound, there is nothing to look up.)
-    if (keys != nullptr && keys->counters_bound.load(std::memory_order_acquire)) {
-        for (size_t i = 0; i < nsegs; ++i) {
-            bool seen = false;  // an MR named by several segments counts the access once
-            for (size_t j = 0; j < i && !seen; ++j) seen = segs[j].key == segs[i].key;
-            if (!seen) mr::count_remote_access(keys, segs[i].key, access, segs[i].len);
-        }
-    }
+    const bool mr_counters = keys != nullptr && keys->counters_bound.load(std::memory_order_acquire);
     cntr::Cntr *w = (access & FI_REMOTE_WRITE) ? cfg_.rem_write_cntr : nullptr;
     cntr::Cntr *r = (access & FI_REMOTE_READ) ? cfg_.rem_read_cntr : nullptr;
-    if (w != nullptr) cntr::on_completion(w, total);
-    if (r != nullptr && r != w) cntr::on_completion(r, total);
+    if (!mr_counters) {  // the common case: the endpoint's counters only
+        if (w != nullptr) cntr::on_completion(w, total);
+        if (r != nullptr && r != w) cntr::on_completion(r, total);
+        return;
+    }
+    cntr::AccessTally tally;
+    tally.count_whole(w, total);
+    tally.count_whole(r, total);
+    for (size_t i = 0; i < nsegs; ++i) {
+        mr::count_remote_access(keys, segs[i].key, access, segs[i].len, tally);
+    }
 }
 
 void DataPath::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,

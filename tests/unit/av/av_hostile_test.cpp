@@ -220,6 +220,49 @@ TEST_F(AvHostileTest, StringsAsPointerArrayOrBackToBack) {
     }
 }
 
+// AV-33: a packed-strings buffer whose first entry does not start with "fi_ufi:/" was taken
+// for a char ** array and its bytes dereferenced. Garbage of every shape (text, short strings
+// with a NUL early, bytes whose top ones are not zero) is now read as packed strings, each
+// refused with FI_EINVAL; an array of pointers still works, and a pointer in it that cannot
+// be one is refused without being followed.
+TEST_F(AvHostileTest, GarbageStringsAreNeverTakenForPointers) {
+    open_domain({.str_format = true});
+    fid_av *av = open_av();
+    const auto b = trimmed(make_blob(4));
+    const std::string good = address::to_string(b.data(), b.size());
+    const std::vector<std::string> garbage = {
+        std::string("garbage!\0", 9),                  // text: no NUL in the first 8 bytes
+        std::string("ab\0cdefg\0", 10),               // a NUL early, text after it
+        std::string("\x01\x02\x03\x04\x05\x06\x07\x08\0", 9),  // no NUL, no pointer
+        std::string("\x10\0\0\0\0\0\0\0", 8),          // 16: below any mapping
+        std::string("\0\0\0\0\0\0\x80\x7f", 8),         // above user space
+    };
+    for (const std::string &g : garbage) {
+        SCOPED_TRACE(testing::PrintToString(g));
+        const std::string packed = g + good + '\0';
+        GuardedSlot slot(packed.size());
+        std::memcpy(slot.data(), packed.data(), packed.size());
+        fi_addr_t out[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
+        int status[2] = {-1, -1};
+        WarnCapture w;
+        // The entry after a malformed one is judged on its own where its start is known.
+        const int n = fi_av_insert(av, slot.data(), 2, out, FI_SYNC_ERR, status);
+        EXPECT_EQ(status[0], FI_EINVAL);
+        EXPECT_EQ(out[0], FI_ADDR_NOTAVAIL);
+        EXPECT_EQ(n, status[1] == 0 ? 1 : 0);
+    }
+    // A pointer array whose second entry is no pointer: the first goes in, the second is
+    // refused unread.
+    const char *ptrs[2] = {good.c_str(), reinterpret_cast<const char *>(uintptr_t{0x20})};
+    fi_addr_t out[2];
+    int status[2] = {-1, -1};
+    WarnCapture w;
+    EXPECT_EQ(fi_av_insert(av, ptrs, 2, out, FI_SYNC_ERR, status), 1);
+    EXPECT_EQ(status[0], 0);
+    EXPECT_EQ(status[1], FI_EINVAL);
+    EXPECT_TRUE(w.contains("no user-space pointer")) << w.text();
+}
+
 TEST_F(AvHostileTest, BitsTheAvGivesNoMeaning) {
     open_domain();
     for (int rx_bits : {0, 8}) {

@@ -4,6 +4,7 @@
 // bindings (-FI_EBUSY while endpoints or MRs are bound).
 #include "completion_fixture.h"
 
+#include "runtime/cntr/access_tally.h"
 #include "runtime/cntr/cntr.h"
 #include "runtime/cq/trywait.h"
 #include "runtime/log/testing.h"
@@ -126,6 +127,36 @@ TEST_F(CntrTest, DataPathAccounting) {
     EXPECT_EQ(fi_cntr_readerr(comp), 1u);
     EXPECT_EQ(fi_cntr_readerr(bytes), 1u) << "an error adds 1, not its size";
     EXPECT_TRUE(cntr_of(bytes)->counts_bytes());
+    EXPECT_EQ(fi_close(&comp->fid), 0);
+    EXPECT_EQ(fi_close(&bytes->fid), 0);
+}
+
+// One remote access counts once on a counter however many bindings lead to it (the endpoint's
+// and an MR's, two MRs', one MR named by two segments); a byte counter counts each byte once.
+TEST_F(CntrTest, OneAccessCountsOncePerCounter) {
+    fid_cntr *comp = open_cntr();
+    fid_cntr *bytes = open_cntr(FI_WAIT_NONE, FI_CNTR_EVENTS_BYTES);
+    {
+        ufi::runtime::cntr::AccessTally tally;  // bound to the endpoint and to both MRs
+        tally.count_whole(cntr_of(comp), 96);
+        tally.count_whole(cntr_of(bytes), 96);
+        tally.count_whole(nullptr, 96);  // the endpoint has no read counter
+        tally.count_segment(cntr_of(comp), 64);
+        tally.count_segment(cntr_of(bytes), 64);
+        tally.count_segment(cntr_of(comp), 32);
+        tally.count_segment(cntr_of(bytes), 32);
+    }
+    EXPECT_EQ(fi_cntr_read(comp), 1u) << "the endpoint's and the MRs' bindings count once";
+    EXPECT_EQ(fi_cntr_read(bytes), 96u) << "the whole access's bytes, once";
+    {
+        ufi::runtime::cntr::AccessTally tally;  // bound to two MRs only
+        tally.count_segment(cntr_of(comp), 64);
+        tally.count_segment(cntr_of(bytes), 64);
+        tally.count_segment(cntr_of(comp), 32);
+        tally.count_segment(cntr_of(bytes), 32);
+    }
+    EXPECT_EQ(fi_cntr_read(comp), 2u);
+    EXPECT_EQ(fi_cntr_read(bytes), 192u) << "each segment's bytes";
     EXPECT_EQ(fi_close(&comp->fid), 0);
     EXPECT_EQ(fi_close(&bytes->fid), 0);
 }

@@ -336,6 +336,17 @@ TEST_F(CqTest, StrerrorIsReadable) {
     char tiny[6];
     s = fi_cq_strerror(cq, UCS_ERR_NO_MEMORY, nullptr, tiny, sizeof tiny);
     EXPECT_EQ(strlen(s), sizeof tiny - 1) << "truncated and terminated";
+    // Values that are no UCS status are not cut to the status type's byte (-0x7fffffff would
+    // read as UCS_INPROGRESS, "Operation in progress"): ufi's own text.
+    for (int v : {-0x7fffffff, INT32_MIN, -255, static_cast<int>(UCS_ERR_LAST)}) {
+        SCOPED_TRACE(v);
+        EXPECT_STREQ(fi_cq_strerror(cq, v, nullptr, nullptr, 0), "Unknown provider error");
+        s = fi_cq_strerror(cq, v, nullptr, buf, sizeof buf);
+        EXPECT_NE(std::string(s).find(std::to_string(v) + " (no UCS status)"), std::string::npos)
+            << s;
+    }
+    EXPECT_STREQ(fi_cq_strerror(cq, UCS_ERR_LAST + 1, nullptr, nullptr, 0),
+                 ucs_status_string(static_cast<ucs_status_t>(UCS_ERR_LAST + 1)));
     EXPECT_EQ(fi_close(&cq->fid), 0);
 }
 

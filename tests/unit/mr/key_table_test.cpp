@@ -112,7 +112,10 @@ TEST_F(KeyTableTest, KeyTableDirectly) {
     ASSERT_EQ(user.insert(fake, 77, &k1), 0);
     EXPECT_EQ(k1, 77u);
     EXPECT_EQ(user.insert(fake, 77, &k2), -FI_ENOKEY);
-    EXPECT_EQ(user.insert(fake, 1ULL << 63, &k2), -FI_EKEYREJECTED);
+    EXPECT_EQ(user.insert(fake, FI_KEY_NOTAVAIL, &k2), -FI_EKEYREJECTED);
+    ASSERT_EQ(user.insert(fake, 1ULL << 63, &k2), 0) << "the top bit is a key's like any other";
+    EXPECT_EQ(k2, 1ULL << 63);
+    EXPECT_EQ(user.visit(1ULL << 63, [](runtime::mr::Mr *m) { return m; }), fake);
 }
 
 TEST_F(KeyTableTest, ReplyIsTheRawKey) {

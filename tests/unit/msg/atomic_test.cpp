@@ -419,6 +419,98 @@ TEST_F(AtomicTest, RefusedAndMalformedAtomics) {
     EXPECT_EQ(fi_atomicmsg(a_.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
 }
 
+// Counts whose byte size wraps (2^61 + 1 elements of 8 bytes "are" 8 bytes) and target ranges
+// past the end of the address space are refused at the call; nothing is sent.
+TEST_F(AtomicTest, CountsThatOverflowAreRefusedAtTheCall) {
+    uint64_t target = 9;
+    fid_mr *mr = reg(&target, sizeof target, FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    const uint64_t one = 1;
+    uint64_t got = 0, cmp = 9;
+    fi_ioc operand{const_cast<uint64_t *>(&one), 1}, result{&got, 1}, compare{&cmp, 1};
+    fi_rma_ioc remote{addr(&target, &target), (1ULL << 61) + 1, fi_mr_key(mr)};
+    fi_msg_atomic msg{};
+    msg.msg_iov = &operand;
+    msg.iov_count = 1;
+    msg.addr = a_to_b_;
+    msg.rma_iov = &remote;
+    msg.rma_iov_count = 1;
+    msg.datatype = FI_UINT64;
+    msg.op = FI_SUM;
+    EXPECT_EQ(fi_atomicmsg(a_.ep, &msg, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_fetch_atomicmsg(a_.ep, &msg, &result, nullptr, 1, 0), -FI_EINVAL);
+    msg.op = FI_CSWAP;
+    EXPECT_EQ(fi_compare_atomicmsg(a_.ep, &msg, &compare, nullptr, 1, &result, nullptr, 1, 0),
+              -FI_EINVAL);
+    msg.op = FI_SUM;
+    remote = {UINT64_MAX - 3, 1, fi_mr_key(mr)};  // 8 bytes from 4 before the end
+    EXPECT_EQ(fi_atomicmsg(a_.ep, &msg, 0), -FI_EINVAL);
+    EXPECT_TRUE(quiet(a_.cq));
+    EXPECT_EQ(target, 9u);
+    EXPECT_EQ(got, 0u);
+}
+
+// FI_INJECT on fi_atomicmsg, fi_fetch_atomicmsg and fi_compare_atomicmsg still writes a
+// completion (the fetching ones' only word that the result is there); fi_inject_atomic
+// writes none.
+TEST_F(AtomicTest, InjectFlagOnMsgCallsStillCompletes) {
+    uint64_t target = 10;
+    fid_mr *mr = reg(&target, sizeof target, FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    uint64_t operand_v = 5, got = 0, cmp = 0;
+    fi_ioc operand{&operand_v, 1}, result{&got, 1}, compare{&cmp, 1};
+    fi_rma_ioc remote{addr(&target, &target), 1, fi_mr_key(mr)};
+    int ctx = 0;
+    fi_msg_atomic msg{};
+    msg.msg_iov = &operand;
+    msg.iov_count = 1;
+    msg.addr = a_to_b_;
+    msg.rma_iov = &remote;
+    msg.rma_iov_count = 1;
+    msg.datatype = FI_UINT64;
+    msg.op = FI_SUM;
+    msg.context = &ctx;
+    auto expect_done = [&](uint64_t flags) {
+        fi_cq_tagged_entry e{};
+        ASSERT_EQ(wait(a_.cq, e), 1);
+        EXPECT_EQ(e.op_context, &ctx);
+        EXPECT_EQ(e.flags, flags);
+    };
+    ASSERT_EQ(retry([&] { return fi_atomicmsg(a_.ep, &msg, FI_INJECT); }), 0);
+    operand_v = 0;  // reusable at once
+    expect_done(FI_ATOMIC | FI_WRITE);
+    EXPECT_EQ(target, 15u);
+    operand_v = 2;
+    ASSERT_EQ(retry([&] { return fi_fetch_atomicmsg(a_.ep, &msg, &result, nullptr, 1, FI_INJECT); }), 0);
+    expect_done(FI_ATOMIC | FI_READ);
+    EXPECT_EQ(got, 15u) << "the result is there when the completion is";
+    EXPECT_EQ(target, 17u);
+    msg.op = FI_CSWAP;
+    operand_v = 100;
+    cmp = 17;
+    ASSERT_EQ(retry([&] {
+                  return fi_compare_atomicmsg(a_.ep, &msg, &compare, nullptr, 1, &result, nullptr,
+                                              1, FI_INJECT);
+              }),
+              0);
+    expect_done(FI_ATOMIC | FI_READ);
+    EXPECT_EQ(got, 17u);
+    EXPECT_EQ(target, 100u);
+    const uint64_t add = 1;
+    ASSERT_EQ(retry([&] {
+                  return fi_inject_atomic(a_.ep, &add, 1, a_to_b_, addr(&target, &target),
+                                          fi_mr_key(mr), FI_UINT64, FI_SUM);
+              }),
+              0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (__atomic_load_n(&target, __ATOMIC_ACQUIRE) != 101 &&
+           std::chrono::steady_clock::now() < deadline) {
+        progress_all();
+    }
+    EXPECT_EQ(target, 101u);
+    EXPECT_TRUE(quiet(a_.cq));
+}
+
 // The checks are tables indexed by the values an application passes: values outside the enums
 // (negative, between the last one and the table's end, far beyond it) are no datatype and no
 // op, and never index past the tables.

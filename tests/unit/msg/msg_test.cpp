@@ -227,6 +227,45 @@ TEST_F(MsgTest, ScatterGather) {
     EXPECT_EQ(fi_sendv(a_.ep, too_many, nullptr, 32, a_to_b_, nullptr), -FI_EINVAL);
 }
 
+// iov lengths whose sum wraps ({SIZE_MAX - 5, 16} "is" 10 bytes) are refused at the call,
+// nothing is sent or posted, and the endpoint carries on.
+TEST_F(MsgTest, IovLengthsThatOverflowAreRefusedAtTheCall) {
+    std::vector<uint8_t> big(64, 0x5A), small(16, 0x5B);
+    iovec wrap[2] = {{big.data(), SIZE_MAX - 5}, {small.data(), 16}};
+    fi_msg msg{};
+    msg.msg_iov = wrap;
+    msg.iov_count = 2;
+    msg.addr = a_to_b_;
+    fi_msg_tagged tmsg{};
+    tmsg.msg_iov = wrap;
+    tmsg.iov_count = 2;
+    tmsg.addr = a_to_b_;
+    EXPECT_EQ(fi_sendv(a_.ep, wrap, nullptr, 2, a_to_b_, nullptr), -FI_EINVAL);
+    EXPECT_EQ(fi_tsendv(a_.ep, wrap, nullptr, 2, a_to_b_, 1, nullptr), -FI_EINVAL);
+    EXPECT_EQ(fi_sendmsg(a_.ep, &msg, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_tsendmsg(a_.ep, &tmsg, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_recvv(b_.ep, wrap, nullptr, 2, FI_ADDR_UNSPEC, nullptr), -FI_EINVAL);
+    EXPECT_EQ(fi_trecvv(b_.ep, wrap, nullptr, 2, FI_ADDR_UNSPEC, 1, 0, nullptr), -FI_EINVAL);
+    tmsg.addr = FI_ADDR_UNSPEC;
+    EXPECT_EQ(fi_trecvmsg(b_.ep, &tmsg, 0), -FI_EINVAL);
+    // One length that runs past the end of the address space.
+    iovec past[1] = {{small.data(), SIZE_MAX - 8}};
+    EXPECT_EQ(fi_sendv(a_.ep, past, nullptr, 1, a_to_b_, nullptr), -FI_EINVAL);
+    EXPECT_EQ(fi_recvv(b_.ep, past, nullptr, 1, FI_ADDR_UNSPEC, nullptr), -FI_EINVAL);
+    // Nothing went out or was posted: a real message is the first B sees, in B's buffer.
+    EXPECT_TRUE(quiet(a_.cq));
+    EXPECT_TRUE(quiet(b_.cq));
+    const auto out = pattern(100, 9);
+    std::vector<uint8_t> in(100, 0);
+    ASSERT_EQ(fi_recv(b_.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_send(a_.ep, out.data(), out.size(), nullptr, a_to_b_, nullptr); }), 0);
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(wait(b_.cq, e), 1);
+    EXPECT_EQ(e.len, out.size());
+    EXPECT_EQ(in, out);
+    ASSERT_EQ(wait(a_.cq, e), 1);
+}
+
 TEST_F(MsgTest, PerPeerOrderingOfManyMessages) {
     // 2,000 messages of mixed sizes, all unexpected, then received in order.
     constexpr uint32_t kCount = 2000;

@@ -448,12 +448,184 @@ TEST_F(RmaTest, CallsCheckTheirArguments) {
     remote.len = 8;
     msg.rma_iov_count = 1;
     EXPECT_EQ(fi_readmsg(a_.ep, &msg, FI_REMOTE_CQ_DATA), -FI_EBADFLAGS);
+    EXPECT_EQ(fi_readmsg(a_.ep, &msg, FI_INJECT), -FI_EBADFLAGS);
     EXPECT_EQ(fi_writemsg(a_.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
     EXPECT_EQ(fi_write(a_.ep, nullptr, 8, nullptr, a_to_b_, 0, fi_mr_key(mr), nullptr), -FI_EINVAL);
     EXPECT_EQ(fi_write(a_.ep, buf, 8, nullptr, 12345, 0, fi_mr_key(mr), nullptr), -FI_EINVAL)
         << "no such AV entry";
-    EXPECT_EQ(fi_read(a_.ep, buf, 8, nullptr, a_to_b_, 0, (1ULL << 63) | 5, nullptr), -FI_EINVAL)
-        << "no such mapped raw key";
+    // A key with the top bit that this domain has not mapped is the peer's own key (requested
+    // keys may have the top bit): it goes out, and the target, which has no such key, refuses.
+    int ctx = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_read(a_.ep, buf, 8, nullptr, a_to_b_, 0, (1ULL << 63) | 5, &ctx);
+              }),
+              0);
+    EXPECT_NE(expect_error(&ctx), 0);
+}
+
+// Requested keys with the top bit set (MPICH's window keys are `context_id | 1 << 63`) work for
+// writes, reads and atomics, also while the initiator's domain has raw keys mapped (whose
+// handles have the top bit too).
+TEST_F(RmaTest, KeysWithTheTopBitSet) {
+    std::vector<uint8_t> target(256, 0), other(64, 0);
+    fid_mr *mr = nullptr, *mo = nullptr;
+    const uint64_t key = (uint64_t{1} << 63) | 3;
+    ASSERT_EQ(fi_mr_reg(domain_, target.data(), target.size(), FI_REMOTE_READ | FI_REMOTE_WRITE,
+                        0, key, 0, &mr, nullptr),
+              0);
+    mrs_.push_back(mr);
+    EXPECT_EQ(fi_mr_key(mr), key);
+    ASSERT_EQ(fi_mr_reg(domain_, other.data(), other.size(), FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                        UINT64_MAX - 1, 0, &mo, nullptr),
+              0)
+        << "the largest key";
+    mrs_.push_back(mo);
+    for (bool with_mapping : {false, true}) {
+        SCOPED_TRACE(with_mapping ? "a raw key mapped" : "nothing mapped");
+        uint64_t mapped = 0;
+        if (with_mapping) {  // a mapped handle of another region, live during the accesses
+            uint64_t base = 0;
+            size_t size = 0;
+            ASSERT_EQ(fi_mr_raw_attr(mo, &base, nullptr, &size, 0), -FI_ETOOSMALL);
+            std::vector<uint8_t> raw(size);
+            ASSERT_EQ(fi_mr_raw_attr(mo, &base, raw.data(), &size, 0), 0);
+            ASSERT_EQ(fi_mr_map_raw(domain_, base, raw.data(), size, &mapped, 0), 0);
+            EXPECT_NE(mapped, key);
+        }
+        const auto out = pattern(100, with_mapping ? 7 : 8);
+        int ctx = 0;
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, out.data(), out.size(), nullptr, a_to_b_,
+                                      addr(target.data(), target.data() + 8), key, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+        EXPECT_TRUE(same(target.data() + 8, out.data(), out.size()));
+        std::vector<uint8_t> back(out.size());
+        ASSERT_EQ(retry([&] {
+                      return fi_read(a_.ep, back.data(), back.size(), nullptr, a_to_b_,
+                                     addr(target.data(), target.data() + 8), key, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_READ);
+        EXPECT_EQ(back, out);
+        const uint64_t v = 0xabcdef;
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, &v, sizeof v, nullptr, a_to_b_,
+                                      addr(other.data(), other.data()), UINT64_MAX - 1, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+        EXPECT_EQ(std::memcmp(other.data(), &v, sizeof v), 0);
+        if (with_mapping) {
+            EXPECT_EQ(fi_mr_unmap_key(domain_, mapped), 0);
+        }
+    }
+}
+
+// Lengths whose sums wrap are refused at the call, before anything is sent: local iov lists
+// (fi_writev / fi_readv / fi_writemsg), target ranges (rma_iov lengths that add up past
+// 2^64, a range past the end of the address space). The target's memory stays as it was.
+TEST_F(RmaTest, LengthsThatOverflowAreRefusedAtTheCall) {
+    std::vector<uint8_t> target(64, 0xEE);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    const uint64_t key = fi_mr_key(mr);
+    const uint64_t at = addr(target.data(), target.data());
+    std::vector<uint8_t> a(64, 0x11), b(16, 0x22);
+    iovec wrap[2] = {{a.data(), SIZE_MAX - 5}, {b.data(), 16}};
+    int ctx = 0;
+    EXPECT_EQ(fi_writev(a_.ep, wrap, nullptr, 2, a_to_b_, at, key, &ctx), -FI_EINVAL);
+    EXPECT_EQ(fi_readv(a_.ep, wrap, nullptr, 2, a_to_b_, at, key, &ctx), -FI_EINVAL);
+    fi_rma_iov remote[2] = {{at, 10, key}, {at, 0, key}};
+    fi_msg_rma msg{};
+    msg.msg_iov = wrap;
+    msg.iov_count = 2;
+    msg.addr = a_to_b_;
+    msg.rma_iov = remote;
+    msg.rma_iov_count = 1;
+    msg.context = &ctx;
+    EXPECT_EQ(fi_writemsg(a_.ep, &msg, 0), -FI_EINVAL) << "local lengths wrap";
+    EXPECT_EQ(fi_readmsg(a_.ep, &msg, 0), -FI_EINVAL) << "local lengths wrap";
+    // Ten local bytes; remote lengths {UINT64_MAX - 5, 16} also "sum" to 10.
+    iovec ten{a.data(), 10};
+    msg.msg_iov = &ten;
+    msg.iov_count = 1;
+    remote[0] = {at, UINT64_MAX - 5, key};
+    remote[1] = {at, 16, key};
+    msg.rma_iov_count = 2;
+    EXPECT_EQ(fi_writemsg(a_.ep, &msg, 0), -FI_EINVAL) << "remote lengths wrap";
+    EXPECT_EQ(fi_readmsg(a_.ep, &msg, 0), -FI_EINVAL) << "remote lengths wrap";
+    // One range from the last bytes of the address space on.
+    remote[0] = {UINT64_MAX - 4, 10, key};
+    msg.rma_iov_count = 1;
+    EXPECT_EQ(fi_writemsg(a_.ep, &msg, 0), -FI_EINVAL) << "range wraps the address space";
+    EXPECT_EQ(fi_writev(a_.ep, &ten, nullptr, 1, a_to_b_, UINT64_MAX - 4, key, &ctx), -FI_EINVAL);
+    EXPECT_TRUE(quiet(a_.cq));
+    for (uint8_t v : target) EXPECT_EQ(v, 0xEE);
+}
+
+// FI_INJECT on fi_writemsg frees the buffer at once but still writes a completion (only
+// fi_inject_write writes none), also for the short writes that go without a request record.
+TEST_F(RmaTest, InjectFlagOnWritemsgStillCompletes) {
+    std::vector<uint8_t> target(64, 0);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    uint64_t v = 0x0102030405060708;
+    iovec local{&v, sizeof v};
+    fi_rma_iov remote{addr(target.data(), target.data() + 8), sizeof v, fi_mr_key(mr)};
+    fi_msg_rma msg{};
+    msg.msg_iov = &local;
+    msg.iov_count = 1;
+    msg.addr = a_to_b_;
+    msg.rma_iov = &remote;
+    msg.rma_iov_count = 1;
+    int ctx = 0;
+    msg.context = &ctx;
+    ASSERT_EQ(retry([&] { return fi_writemsg(a_.ep, &msg, FI_INJECT); }), 0);
+    v = 0;  // reusable at once
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    EXPECT_EQ(std::memcmp(target.data() + 8, "\x08\x07\x06\x05\x04\x03\x02\x01", 8), 0);
+    // With FI_INJECT_COMPLETE too, and a larger buffer (a request record).
+    std::vector<uint8_t> more(48, 0x3C);
+    local = {more.data(), more.size()};
+    remote = {addr(target.data(), target.data() + 16), more.size(), fi_mr_key(mr)};
+    ASSERT_EQ(retry([&] { return fi_writemsg(a_.ep, &msg, FI_INJECT | FI_INJECT_COMPLETE); }), 0);
+    std::fill(more.begin(), more.end(), 0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    for (size_t i = 16; i < 64; ++i) EXPECT_EQ(target[i], 0x3C) << i;
+    // fi_inject_write: none.
+    ASSERT_EQ(retry([&] {
+                  return fi_inject_write(a_.ep, &v, sizeof v, a_to_b_,
+                                         addr(target.data(), target.data()), fi_mr_key(mr));
+              }),
+              0);
+    EXPECT_TRUE(quiet(a_.cq));
+}
+
+// fi_readmsg with FI_DELIVERY_COMPLETE (MPICH's MPI_Rget) or FI_TRANSMIT_COMPLETE: a read is
+// complete when its data is in the local buffer, which both levels ask.
+TEST_F(RmaTest, ReadmsgTakesDeliveryAndTransmitComplete) {
+    const auto src = pattern(3000, 21);
+    std::vector<uint8_t> target(src);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    for (uint64_t level : {FI_DELIVERY_COMPLETE, FI_TRANSMIT_COMPLETE}) {
+        std::vector<uint8_t> back(src.size(), 0);
+        iovec local{back.data(), back.size()};
+        fi_rma_iov remote{addr(target.data(), target.data()), back.size(), fi_mr_key(mr)};
+        fi_msg_rma msg{};
+        msg.msg_iov = &local;
+        msg.iov_count = 1;
+        msg.addr = a_to_b_;
+        msg.rma_iov = &remote;
+        msg.rma_iov_count = 1;
+        int ctx = 0;
+        msg.context = &ctx;
+        ASSERT_EQ(retry([&] { return fi_readmsg(a_.ep, &msg, level | FI_COMPLETION); }), 0);
+        expect_done(&ctx, FI_RMA | FI_READ);
+        EXPECT_EQ(back, src);
+    }
 }
 
 TEST_F(RmaTest, RawKeyMappedByThePeer) {
@@ -799,6 +971,55 @@ TEST_F(RmaEventTest, TargetCountsPeersAccesses) {
     mrs_.clear();
     close_side(c_);
     for (fid_cntr *c : {ep_writes, ep_reads, mr_writes}) EXPECT_EQ(fi_close(&c->fid), 0);
+}
+
+// One counter bound to the target endpoint (FI_REMOTE_WRITE) and to the MR (fi_mr_bind) counts
+// each access once, however many bindings lead to it; a byte counter bound to the MR counts
+// every byte once, also of an access with two segments on the MR.
+TEST_F(RmaEventTest, CounterBoundToEndpointAndRegionCountsEachAccessOnce) {
+    fi_cntr_attr attr{};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *writes = nullptr, *bytes = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &writes, nullptr), 0);
+    attr.events = FI_CNTR_EVENTS_BYTES;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &bytes, nullptr), 0);
+    (void)open_c_with_counters({{writes, FI_REMOTE_WRITE}});  // `bytes`: the MR's only
+    ASSERT_FALSE(HasFailure());
+    const fi_addr_t a_to_c = insert(a_, c_.name);
+    std::vector<uint8_t> target(4096, 0);
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(domain_, target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ, 0,
+                        0x78, FI_RMA_EVENT, &mr, nullptr),
+              0);
+    mrs_.push_back(mr);
+    ASSERT_EQ(fi_mr_bind(mr, &writes->fid, FI_REMOTE_WRITE), 0);
+    ASSERT_EQ(fi_mr_bind(mr, &bytes->fid, FI_REMOTE_WRITE), 0);
+    ASSERT_EQ(fi_mr_enable(mr), 0);
+    const auto out = pattern(3000, 5);
+    int ctx = 0;
+    for (size_t n : {size_t(8), size_t(100), out.size()}) {
+        ASSERT_EQ(retry([&] { return fi_write(a_.ep, out.data(), n, nullptr, a_to_c, 0, 0x78, &ctx); }), 0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+    }
+    // Two target segments on the same MR: still one access.
+    iovec local{const_cast<uint8_t *>(out.data()), 64};
+    fi_rma_iov remote[2] = {{0, 32, 0x78}, {1000, 32, 0x78}};
+    fi_msg_rma msg{};
+    msg.msg_iov = &local;
+    msg.iov_count = 1;
+    msg.addr = a_to_c;
+    msg.rma_iov = remote;
+    msg.rma_iov_count = 2;
+    msg.context = &ctx;
+    ASSERT_EQ(retry([&] { return fi_writemsg(a_.ep, &msg, 0); }), 0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    progress_all();
+    EXPECT_EQ(fi_cntr_read(writes), 4u) << "three writes and a two-segment one, each once";
+    EXPECT_EQ(fi_cntr_read(bytes), 8u + 100u + 3000u + 64u) << "every byte once";
+    for (fid_mr *m : mrs_) EXPECT_EQ(fi_close(&m->fid), 0);
+    mrs_.clear();
+    close_side(c_);
+    for (fid_cntr *c : {writes, bytes}) EXPECT_EQ(fi_close(&c->fid), 0);
 }
 
 }  // namespace
