@@ -38,4 +38,15 @@ int fi_errno_of(ucs_status_t status) noexcept {
     }
 }
 
+int fi_errno_of(transports::FailureCause cause, ucs_status_t status) noexcept {
+    switch (cause) {
+        case transports::FailureCause::kReset: return -FI_ECONNRESET;
+        case transports::FailureCause::kRefused: return -FI_ECONNREFUSED;
+        case transports::FailureCause::kTimedOut: return -FI_ETIMEDOUT;
+        case transports::FailureCause::kUnreachable: return -FI_EHOSTUNREACH;
+        case transports::FailureCause::kAsReported: break;
+    }
+    return fi_errno_of(status);
+}
+
 }  // namespace ufi::runtime

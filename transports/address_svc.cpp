@@ -152,12 +152,13 @@ ResolveError resolve(const char *node, const char *service, sockaddr_storage &ou
 }
 
 bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
-                        socklen_t &len) {
+                        socklen_t &len, std::optional<bool> only_loopback) {
     for (const TransportRecord &r : a.records) {
         if (r.tl != "tcp" || r.device_addr.size() < 2 || r.iface_addr.size() != sizeof(uint16_t)) {
             continue;
         }
         const bool loopback = (r.device_addr[0] & kFlagLoopback) != 0;
+        if (only_loopback.has_value() && loopback != *only_loopback) continue;
         const int af = r.device_addr[1];
         if ((af != AF_INET && af != AF_INET6) || (family != AF_UNSPEC && af != family)) continue;
         uint16_t port = 0;  // network byte order, as the iface address holds it

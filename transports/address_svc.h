@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,11 @@ std::vector<uint8_t> tcp_peer_address(const sockaddr *sa, std::string *why = nul
 // The socket address a tcp record of `a` names (its IP and listening port; a loopback record
 // names 127.0.0.1 or ::1): the first record of `family` (AF_INET, AF_INET6, or AF_UNSPEC for
 // either). *len is sizeof(sockaddr_in) or sizeof(sockaddr_in6). false when `a` has none.
+// `loopback` (when given): only a record that is (true) or is not (false) a loopback one, as
+// an iface on lo (or on another device) reaches.
 struct EndpointAddress;
 bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
-                        socklen_t &len);
+                        socklen_t &len, std::optional<bool> loopback = std::nullopt);
 
 // Whether a and b have a tcp record naming the same listener (device and iface address bytes
 // equal): a host-and-port address and the full address of the endpoint listening there.

@@ -27,17 +27,22 @@ void DataPath::handle_failures() noexcept {
                                     p.aux.handle() != f.ep && p.p2p.handle() != f.ep)) {
                 continue;
             }
-            const int error = fi_errno_of(f.status);
             if (p.state != PeerState::kFailed) {
+                const transports::Resource &over = p.lane.handle() == f.ep ? p.lane.resource()
+                                                   : p.rma.handle() == f.ep ? *p.rma.iface().resource
+                                                   : p.aux.handle() == f.ep ? p.aux.resource()
+                                                                            : p.p2p.resource();
+                // The transport's status often hides the cause (UCT's tcp reports every
+                // failure as an endpoint timeout): name it, and complete with that.
+                const transports::FailureCause cause = transports::failure_cause(
+                    over, p.address, f.status, p.state == PeerState::kConnected, transports::kCauseProbeMs);
+                const int error = fi_errno_of(cause, f.status);
                 UFI_LOG_WARN(Subsys::EpData,
-                             "peer {} failed ({} on {}): its operations complete with {}",
+                             "peer {} failed ({} on {}{}{}): its operations complete with {}",
                              transports::address::describe(p.address),
-                             transports::to_string(f.status),
-                             p.lane.handle() == f.ep  ? p.lane.resource().label()
-                             : p.rma.handle() == f.ep ? p.rma.iface().resource->label()
-                             : p.aux.handle() == f.ep ? p.aux.resource().label()
-                                                      : p.p2p.resource().label(),
-                             fi_strerror(-error));
+                             transports::to_string(f.status), over.label(),
+                             cause == transports::FailureCause::kAsReported ? "" : ": ",
+                             transports::describe(cause), fi_strerror(-error));
                 fail_peer(p, error);
             }
             // UCT wants a failed endpoint destroyed; zero-copy operations on it never complete

@@ -175,10 +175,18 @@ bool DataPath::open_lane(Peer &p) {
     const ucs_status_t status =
         transports::AmLane::connect(iface, p.address.records[record], p.lane);
     if (status != UCS_OK) {
-        UFI_LOG_WARN(Subsys::EpData, "peer {}: cannot connect over {}: {}",
+        // (UCT's tcp says UCS_ERR_UNREACHABLE for any connect() that fails at once, a port
+        // nobody listens on included: ask the peer's listener which it was.)
+        const transports::FailureCause cause =
+            transports::failure_cause(*iface.resource, p.address, status, false,
+                                      transports::kCauseProbeMs);
+        const int error = fi_errno_of(cause, status);
+        UFI_LOG_WARN(Subsys::EpData, "peer {}: cannot connect over {}: {}{}{}",
                      address::describe(p.address), iface.resource->label(),
-                     transports::to_string(status));
-        fail_peer(p, fi_errno_of(status));
+                     transports::to_string(status),
+                     cause == transports::FailureCause::kAsReported ? "" : ": ",
+                     transports::describe(cause));
+        fail_peer(p, error);
         return false;
     }
     if (p2p) {
