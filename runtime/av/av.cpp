@@ -129,6 +129,13 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
             const auto g = Table::geometry_for(attr->count, true, layout::kSharedKeyCapacity);
             const int rc = open_shm_backing(dir.empty() ? "/dev/shm" : dir, attr->name,
                                             (flags & FI_READ) != 0, g, backing, created, &why);
+            if (rc == -FI_ENOENT) {
+                // A read-only open of a name nobody created yet is a question, not an error:
+                // MPICH asks for "FI_NAMED_AV_0" to learn whether another process made it.
+                UFI_LOG_INFO(Subsys::Av, "fi_av_open: attr->name \"{}\": {}",
+                             loggable_name(attr->name), why);
+                return rc;
+            }
             if (rc != 0) {
                 UFI_LOG_WARN(Subsys::Av, "fi_av_open: attr->name \"{}\": {}",
                              loggable_name(attr->name), why);

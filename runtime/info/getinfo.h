@@ -46,9 +46,6 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
 int getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
             const fi_info *hints, fi_info **info);
 
-// Lets the next no-match of an application that named ufi warn again (tests).
-void rearm_no_match_warning();
-
 // What the calling thread's last getinfo() excluded and why.
 const Explanation &last_explanation();
 

@@ -1,5 +1,5 @@
-// The "why -FI_ENODATA" log lines: at info level normally, at warn level when the
-// application named ufi explicitly, and the explanation kept for ufi_info -f.
+// The "why -FI_ENODATA" log lines: at info level only (also when the application named ufi),
+// and the explanation kept for ufi_info -f.
 #include "runtime/info/getinfo.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/log/log.h"
@@ -32,7 +32,9 @@ int run(bool name_ufi) {
     return rc;
 }
 
-TEST(GetinfoLog, WarnOnceOnlyWhenUfiWasNamed) {
+// A miss is never a warning (MPICH's test harness counts any stderr output as a failure, and
+// it probes with several capability sets), also when the application named ufi.
+TEST(GetinfoLog, NoMatchIsNoWarningEvenWhenUfiWasNamed) {
     const log::Level saved = log::level();
     log::ScopedCapture cap;
     log::set_level(log::Level::Warn);
@@ -42,22 +44,11 @@ TEST(GetinfoLog, WarnOnceOnlyWhenUfiWasNamed) {
     EXPECT_FALSE(last_explanation().explicit_request);
 
     cap.clear();
-    rearm_no_match_warning();
-    EXPECT_EQ(run(true), -FI_ENODATA);
-    EXPECT_EQ(no_match_lines(cap), 1) << "FI_PROVIDER=ufi / prov_name ufi: one warn line";
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(run(true), -FI_ENODATA);
+    EXPECT_EQ(no_match_lines(cap), 0) << "FI_PROVIDER=ufi / prov_name ufi: still no warning";
     EXPECT_TRUE(last_explanation().explicit_request);
-    for (const auto &l : cap.lines()) {
-        if (l.find("no match") != std::string::npos) {
-            EXPECT_NE(l.find("<warn>"), std::string::npos) << l;
-            EXPECT_NE(l.find("ufi_info -f"), std::string::npos) << "says where the rest is: " << l;
-        }
-    }
-    // Once per process: a program probing in a loop (fabtests' fi_getinfo_test makes ~500
-    // calls) gets no more warnings; the reasons stay at info level.
-    cap.clear();
-    for (int i = 0; i < 20; ++i) EXPECT_EQ(run(true), -FI_ENODATA);
-    EXPECT_EQ(no_match_lines(cap), 0) << "no second warning";
     EXPECT_FALSE(last_explanation().lines.empty());
+    EXPECT_TRUE(cap.lines().empty()) << "nothing else at warn either";
 
     cap.clear();
     log::set_level(log::Level::Info);
