@@ -180,6 +180,9 @@ class EndpointWorker {
     bool has_failures() const noexcept { return has_failures_.load(std::memory_order_acquire); }
     std::vector<EpFailure> take_failures();
     void report_failure(uct_ep_h ep, ucs_status_t status) noexcept;
+    // Drops what was reported on `ep`, destroyed since (its last operations may fail while it
+    // is drained): an endpoint made later at the same address must not inherit it.
+    void forget_failures(uct_ep_h ep) noexcept;
 
   private:
     EndpointWorker() = default;
