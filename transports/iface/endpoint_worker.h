@@ -127,6 +127,13 @@ class EndpointWorker {
         return n + uct_worker_progress(worker_.get());
     }
 
+    // progress(), looking at every shared-memory iface not woken yet too: what peers sent
+    // so far is taken in (fi_close answers the handshake requests waiting there).
+    unsigned progress_everything() noexcept {
+        const unsigned n = unwoken_ != 0 ? poll_unwoken() : 0;
+        return n + progress();
+    }
+
     // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
     // UCS_ERR_BUSY when work is pending (progress again instead).
     ucs_status_t arm() noexcept;
