@@ -111,9 +111,10 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
         // An answer owed to its request goes first: it tells our incarnation, which the close
         // names. A refusal ends the exchange by itself.
         if (p.reply_unsent) {
-            if (!with_room(p, [&] { return send_reply(p, p.reply_status, p.reply_to, p.reply_type); })) {
-                continue;
-            }
+            const auto reply = [&] {
+                return send_reply(p, p.reply_status, p.reply_to, p.reply_type);
+            };
+            if (!with_room(p, reply)) continue;
             p.reply_unsent = false;
             if (p.reply_type != wire::kWireupReply) continue;
         }

@@ -144,15 +144,15 @@ void expect_both_pass(int (*run)(const char *, int, bool)) {
     EXPECT_EQ(r.b, 0) << "B";
 }
 
-TEST(PeerClose, InitiatorClosesMidRendezvous) {
+TEST(PeerCloseProcess, InitiatorClosesMidRendezvous) {
     expect_both_pass(closes_mid_rendezvous);
 }
 
-TEST(PeerClose, ReceiverClosesWithTheRequestUnread) {
+TEST(PeerCloseProcess, ReceiverClosesWithTheRequestUnread) {
     expect_both_pass(receiver_closes_unread);
 }
 
-TEST(PeerClose, ReceiverClosesAfterOneProgress) {
+TEST(PeerCloseProcess, ReceiverClosesAfterOneProgress) {
     expect_both_pass(receiver_closes_after_answering);
 }
 
