@@ -33,9 +33,40 @@ void release_cm(uct_cm_h cm) {
     uct_cm_close(cm);
 }
 
+namespace {
+
+// Progress calls in a row that move nothing before drain_ep() gives up (never seen: a queued
+// copy either runs or fails on each call).
+constexpr unsigned kDrainIdleLimit = 1U << 20;
+
+// Operations still in flight on `ep` end before it is destroyed, their completions called
+// here (with UCS_ERR_CANCELED where the transport cancels them). tcp fails them inside the
+// cancelling flush. cma (UCX 1.13's scopy eps) cannot cancel: its flush ignores
+// UCT_FLUSH_FLAG_CANCEL and its copies wait in the ep's own arbiter group, which
+// uct_ep_destroy asserts empty (and would otherwise leave queued on the iface, pointing at
+// the freed ep); they run to their end here, on the ep's iface's progress. Only an iface
+// without active messages is progressed so (no message handler runs inside a teardown); its
+// completions may be other eps' too, as they would be on the next progress.
+void drain_ep(uct_ep_h ep) noexcept {
+    ucs_status_t s = uct_ep_flush(ep, UCT_FLUSH_FLAG_CANCEL, nullptr);
+    if (s != UCS_INPROGRESS) return;  // none left, or none that hold the ep (mm: FIFO full)
+    uct_iface_attr_t attr;
+    constexpr uint64_t kAm = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                             UCT_IFACE_FLAG_AM_ZCOPY;
+    if (uct_iface_query(ep->iface, &attr) != UCS_OK || (attr.cap.flags & kAm) != 0) return;
+    unsigned idle = 0;
+    while (s == UCS_INPROGRESS && idle < kDrainIdleLimit) {
+        idle = uct_iface_progress(ep->iface) != 0 ? 0 : idle + 1;
+        s = uct_ep_flush(ep, UCT_FLUSH_FLAG_CANCEL, nullptr);
+    }
+}
+
+}  // namespace
+
 void release_ep(uct_ep_h ep) {
     // Requests still queued belong to their owner, who purged them first; none may remain.
     uct_ep_pending_purge(ep, [](uct_pending_req_t *, void *) {}, nullptr);
+    drain_ep(ep);
     uct_ep_destroy(ep);
 }
 

@@ -182,7 +182,10 @@ class Cm : public detail::UniqueHandle<uct_cm_h, detail::release_cm> {
 
 // A UCT endpoint (uct_ep_create / uct_ep_destroy). Its pending queue is purged before it is
 // destroyed (uct-brief section 4.5): whoever queued requests on it must have taken them back.
-// Must die before its Iface.
+// Operations still in flight on it are cancelled, or (cma, which cannot cancel) run to their
+// end, and their completions are called before it is destroyed: whoever posted them keeps
+// their completion records valid (or their callbacks harmless) until then. Must die before
+// its Iface, and not from inside a callback of its iface's progress.
 class Ep : public detail::UniqueHandle<uct_ep_h, detail::release_ep> {
   public:
     using UniqueHandle::UniqueHandle;

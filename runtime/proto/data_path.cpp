@@ -142,7 +142,16 @@ DataPath::~DataPath() {
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
             s.rma_put_grants, s.peer_restarts, rx_data_msgs_, rx_slip_.slips(), s.heads_demoted);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
-    // the lanes close with the peers, before the worker that owns their ifaces.
+    // the lanes close with the peers, before the worker that owns their ifaces. A lane's
+    // zero-copy operations still in flight end as it closes (ucx_handles.h), calling their
+    // completions: those then do nothing (the records stay until the pools go).
+    const auto nothing = [](uct_completion_t *) {};
+    for (SendReq *r : rndv_sends_) {
+        if (r != nullptr) r->comp.uct.func = nothing;
+    }
+    for (RecvReq *r : rndv_recvs_) {
+        if (r != nullptr) r->comp.uct.func = nothing;
+    }
     peers_.clear();
 }
 

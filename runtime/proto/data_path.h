@@ -228,10 +228,12 @@ class DataPath {
     // After the worker's progress: queued sends, wireup messages owed, completions a full CQ
     // refused. Returns the work done.
     unsigned progress() noexcept;
-    // fi_close, before the lanes go: tells every connected peer that this endpoint is closing
-    // (WIREUP_CLOSE on its lane), so that its operations towards this endpoint fail with
-    // FI_ECONNRESET instead of waiting, or going into a shared-memory FIFO nobody reads any
-    // more. Progresses the endpoint for lanes that are full, within `bound_ms` in all.
+    // fi_close, before the lanes go: takes in what peers sent so far (handshake requests get
+    // their answer), then tells every peer that knows this endpoint, or learns of it from our
+    // request, that it is closing (WIREUP_CLOSE on its lane), whatever the handshake's state,
+    // so that its operations towards this endpoint fail with FI_ECONNRESET instead of
+    // waiting, or going into a shared-memory FIFO nobody reads any more. Progresses the
+    // endpoint for lanes that are full, within `bound_ms` in all.
     void say_goodbye(int bound_ms) noexcept;
     // fi_close, first: receives whose sender writes part of their buffer (SPLIT) wait for its
     // ATP (or its failure), progressing, within `bound_ms`: over cma those writes land straight
@@ -793,6 +795,7 @@ class DataPath {
     RxSlip rx_slip_;
 
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
+    static constexpr int kGoodbyeIntakeRounds = 32;  // say_goodbye's progress calls, at most
     unsigned ticks_ = 0;
     static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
     uint32_t last_sent_ = kNoPeer;  // the peer the last short send went to (on_empty_poll)

@@ -3,6 +3,7 @@
 // operation towards it completes with the error, so nothing waits for it forever.
 #include "runtime/log/log.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
 
 #include <rdma/fi_errno.h>
@@ -81,31 +82,54 @@ void DataPath::drop_gone_peer(Peer &p) noexcept {
 
 void DataPath::say_goodbye(int bound_ms) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
-    // By index: a handler run by the progress below may add peers (never replace one: that
-    // is progress()'s, which is not called here).
-    for (size_t i = 0; i < peers_.size(); ++i) {
-        Peer &p = *peers_[i];
-        // Connected peers that know this endpoint's incarnation (the close names it), but not
-        // this endpoint itself (an AV entry of its own name, over self), and not over a lane a
-        // fork() child inherited: the parent's endpoint is not closing (docs/fork.md).
-        if (p.state != PeerState::kConnected || !p.lane.connected() || p.lane.inherited() ||
-            p.remote_incarnation == 0 ||
-            (p.address.uuid == cfg_.uuid && p.address.endpoint_id == cfg_.endpoint_id)) {
-            continue;
-        }
+    // What peers sent so far is taken in first: a handshake request still unread here would
+    // wait for its answer forever, its sender's process being alive (the liveness check
+    // watches processes, not endpoints). Answered, it is told of the close below.
+    for (int i = 0; i < kGoodbyeIntakeRounds && worker_->progress_everything() != 0; ++i) {
+    }
+    // Sends one message, progressing for room on a full lane (a shared-memory lane needs its
+    // sender's progress once it refused) within the bound; false when it did not go.
+    const auto with_room = [&](Peer &p, auto &&send) {
         for (;;) {
-            const transports::Status s = send_close(p);
-            if (s != transports::kNoResource) break;  // sent, or the lane failed: nothing to tell
+            const transports::Status s = send();
+            if (s != transports::kNoResource) return s == transports::kOk;  // or the lane failed
             if (std::chrono::steady_clock::now() >= deadline) {
                 UFI_LOG_DEBUG(Subsys::EpData,
                               "fi_close: the lane to {} stayed full; it is not told of the close",
                               transports::address::describe(p.address));
-                break;
+                return false;
             }
-            worker_->progress();  // room on the full lane (a shared-memory lane needs its
-                                  // sender's progress once it refused)
-            if (p.state != PeerState::kConnected) break;  // a handler failed it meanwhile
+            worker_->progress();
+            if (p.state == PeerState::kFailed) return false;  // a handler failed it meanwhile
         }
+    };
+    // By index: a handler run by the progress above and below may add peers (never replace
+    // one: that is progress()'s, which is not called here).
+    for (size_t i = 0; i < peers_.size(); ++i) {
+        Peer &p = *peers_[i];
+        // Not this endpoint itself (an AV entry of its own name, over self), and not over a
+        // lane a fork() child inherited: the parent's endpoint is not closing (docs/fork.md).
+        if (p.state == PeerState::kFailed || !p.lane.connected() || p.lane.inherited() ||
+            (p.address.uuid == cfg_.uuid && p.address.endpoint_id == cfg_.endpoint_id)) {
+            continue;
+        }
+        // An answer owed to its request goes first: it tells our incarnation, which the close
+        // names. A refusal ends the exchange by itself.
+        if (p.reply_unsent) {
+            const auto reply = [&] {
+                return send_reply(p, p.reply_status, p.reply_to, p.reply_type);
+            };
+            if (!with_room(p, reply)) continue;
+            p.reply_unsent = false;
+            if (p.reply_type != wire::kWireupReply) continue;
+        }
+        // Every peer that knows this endpoint's incarnation, or learns it from our request
+        // before the close (the same lane, in order), whatever the handshake's state: it was
+        // answered (connected, or waiting for the peer's ack), or our request is on its way.
+        const bool told = p.remote_incarnation != 0 ||
+                          (p.state == PeerState::kConnecting && !p.request_unsent);
+        if (!told) continue;
+        with_room(p, [&] { return send_close(p); });
     }
 }
 

@@ -115,9 +115,10 @@ enum WireupType : uint8_t {
     kWireupRefuse = 3,   // "refused": status says why (version, authorization key)
     kWireupAck = 4,      // "my endpoint is connected to yours": sent on the new lane (or
                          // kWireupP2pDeclined on the old one)
-    kWireupClose = 5,    // "my endpoint is closing": sent by fi_close to every connected
-                         // peer on its lane (sender_idx: the receiver's own index for the
-                         // sender; uuid, endpoint_id and incarnation the sender's), so that
+    kWireupClose = 5,    // "my endpoint is closing": sent by fi_close to every peer that
+                         // knows it or learns of it from its request, on its lane (sender_idx:
+                         // the receiver's own index for the sender, kNoPeer while the request
+                         // is unanswered; uuid, endpoint_id and incarnation the sender's), so that
                          // what the peer would send next fails instead of going nowhere. The
                          // header alone. (Version-5 endpoints without it drop it as malformed.)
 };

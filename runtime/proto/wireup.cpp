@@ -771,7 +771,13 @@ transports::Status DataPath::send_close(Peer &p) {
 }
 
 void DataPath::handle_close(const WireupView &w) {
-    const uint32_t idx = w.hdr.sender_idx;  // our own index for the sender
+    uint32_t idx = w.hdr.sender_idx;  // our own index for the sender, or
+    if (idx == kNoPeer) {
+        // kNoPeer: it closed before our reply to its request came (the request went first on
+        // the same lane, so we know it by its identity, and its incarnation, by now).
+        const auto it = by_identity_.find(w.hdr.uuid);
+        if (it != by_identity_.end()) idx = it->second;
+    }
     if (idx >= peers_.size()) {
         ++stats_.dropped_malformed;
         return;

@@ -221,6 +221,13 @@ void EndpointWorker::report_failure(uct_ep_h ep, ucs_status_t status) noexcept {
     has_failures_.store(true, std::memory_order_release);
 }
 
+void EndpointWorker::forget_failures(uct_ep_h ep) noexcept {
+    if (!has_failures()) return;
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    std::erase_if(failures_, [ep](const EpFailure &f) { return f.ep == ep; });
+    if (failures_.empty()) has_failures_.store(false, std::memory_order_release);
+}
+
 std::vector<EndpointWorker::EpFailure> EndpointWorker::take_failures() {
     std::lock_guard<std::mutex> lock(failures_mutex_);
     std::vector<EpFailure> out;

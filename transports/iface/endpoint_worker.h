@@ -127,6 +127,13 @@ class EndpointWorker {
         return n + uct_worker_progress(worker_.get());
     }
 
+    // progress(), looking at every shared-memory iface not woken yet too: what peers sent
+    // so far is taken in (fi_close answers the handshake requests waiting there).
+    unsigned progress_everything() noexcept {
+        const unsigned n = unwoken_ != 0 ? poll_unwoken() : 0;
+        return n + progress();
+    }
+
     // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
     // UCS_ERR_BUSY when work is pending (progress again instead).
     ucs_status_t arm() noexcept;
@@ -180,6 +187,9 @@ class EndpointWorker {
     bool has_failures() const noexcept { return has_failures_.load(std::memory_order_acquire); }
     std::vector<EpFailure> take_failures();
     void report_failure(uct_ep_h ep, ucs_status_t status) noexcept;
+    // Drops what was reported on `ep`, destroyed since (its last operations may fail while it
+    // is drained): an endpoint made later at the same address must not inherit it.
+    void forget_failures(uct_ep_h ep) noexcept;
 
   private:
     EndpointWorker() = default;

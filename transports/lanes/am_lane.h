@@ -139,7 +139,12 @@ class AmLane {
     uct_ep_h handle() const noexcept { return ep_.get(); }
     // Drops the connection (pending requests purged).
     void reset() noexcept {
-        ep_.reset();
+        const uct_ep_h gone = ep_.get();
+        ep_.reset();  // (drained first: ucx_handles.h)
+        // What its last operations reported while it drained concerns nothing now.
+        if (gone != nullptr && iface_ != nullptr && iface_->owner != nullptr) {
+            iface_->owner->forget_failures(gone);
+        }
         warms_ = false;
         demotes_ = false;
         answer_due_ = false;

@@ -119,7 +119,11 @@ class RmaLane {
     uct_ep_h handle() const noexcept { return ep_; }
     void reset() noexcept {
         ep_ = nullptr;
-        owned_.reset();
+        const uct_ep_h gone = owned_.get();
+        owned_.reset();  // (drained first: ucx_handles.h)
+        if (gone != nullptr && iface_ != nullptr && iface_->owner != nullptr) {
+            iface_->owner->forget_failures(gone);
+        }
     }
 
   private:

@@ -19,57 +19,13 @@ namespace {
 
 using namespace ufi::two_process;
 
-constexpr int kBoundMs = 10000;  // survivors see the error well within this
+constexpr int kBoundMs = kFailureBoundMs;  // survivors see the error well within this
 
 // The victim tells the parent it may be killed now, then stops (no more progress).
 [[noreturn]] void ready_to_die(int ctl) {
     const char b = 'k';
     (void)!::write(ctl, &b, 1);
     for (;;) pause();
-}
-
-// Reads completions with fi_cq_sread until `want` arrived (successes and errors); counts the
-// errors and remembers whether `ctx` failed. False when the bound passed first.
-bool collect(Side &s, size_t want, void *ctx, size_t &errors, bool &ctx_failed) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBoundMs);
-    size_t got = 0;
-    errors = 0;
-    ctx_failed = false;
-    while (got < want && std::chrono::steady_clock::now() < deadline) {
-        fi_cq_tagged_entry e{};
-        const ssize_t rc = fi_cq_sread(s.cq, &e, 1, nullptr, 1000);
-        if (rc == 1) {
-            ++got;
-        } else if (rc == -FI_EAVAIL) {
-            fi_cq_err_entry err{};
-            if (fi_cq_readerr(s.cq, &err, 0) == 1) {
-                ++got;
-                ++errors;
-                if (err.op_context == ctx) ctx_failed = err.err != 0;
-                std::fprintf(stderr, "[%s] error completion: %s\n", s.role, fi_strerror(err.err));
-            }
-        } else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT) {
-            std::fprintf(stderr, "[%s] fi_cq_sread: %s\n", s.role, fi_strerror(int(-rc)));
-            return false;
-        }
-    }
-    return got == want;
-}
-
-// Opens this side (fi_cq_sread allowed, `caps` beyond messaging), then one round trip, so
-// both sides are connected before the failure.
-int open_connected(Side &s, const char *role, int sock, uint64_t caps = 0) {
-    s.role = role;
-    s.sock = sock;
-    s.wait_obj = FI_WAIT_UNSPEC;
-    CHECK(open_side(s, caps) == 0);
-    uint64_t v = 1, in = 0;
-    fi_cq_tagged_entry e{};
-    CHECK(fi_trecv(s.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr) == 0);
-    CHECK(s.sync());
-    CHECK(s.retry([&] { return fi_tsend(s.ep, &v, 8, nullptr, s.peer, 1, nullptr); }) == 0);
-    for (int i = 0; i < 2; ++i) CHECK(s.wait(e) == 1);
-    return 0;
 }
 
 int g_ctl = -1;  // the pipe to the parent

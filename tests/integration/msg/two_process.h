@@ -142,6 +142,20 @@ inline int open_objects(Side &s) {
     return 0;
 }
 
+// Sends this side's name over the socket, reads the peer's and inserts it (s.peer).
+inline int exchange_names(Side &s) {
+    const char *role = s.role;
+    size_t len = 0;
+    CHECK(fi_getname(&s.ep->fid, nullptr, &len) == -FI_ETOOSMALL);
+    std::vector<uint8_t> mine(len), theirs(len);
+    CHECK(fi_getname(&s.ep->fid, mine.data(), &len) == 0);
+    uint32_t n = static_cast<uint32_t>(len), m = 0;
+    CHECK(s.io(&n, sizeof n, true) && s.io(mine.data(), len, true));
+    CHECK(s.io(&m, sizeof m, false) && m == n && s.io(theirs.data(), m, false));
+    CHECK(fi_av_insert(s.av, theirs.data(), 1, &s.peer, 0, nullptr) == 1);
+    return 0;
+}
+
 // The usual side: tagged and untagged messages (and `extra_caps`), the default address
 // format, and the peer's name exchanged over the socket and inserted.
 // `domain_key` (with its length): the domain's authorization key (domain_attr->auth_key),
@@ -160,15 +174,7 @@ inline int open_side(Side &s, uint64_t extra_caps = 0, const void *domain_key = 
     CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &s.info) == 0);
     fi_freeinfo(hints);
     CHECK(open_objects(s) == 0);
-    size_t len = 0;
-    CHECK(fi_getname(&s.ep->fid, nullptr, &len) == -FI_ETOOSMALL);
-    std::vector<uint8_t> mine(len), theirs(len);
-    CHECK(fi_getname(&s.ep->fid, mine.data(), &len) == 0);
-    uint32_t n = static_cast<uint32_t>(len), m = 0;
-    CHECK(s.io(&n, sizeof n, true) && s.io(mine.data(), len, true));
-    CHECK(s.io(&m, sizeof m, false) && m == n && s.io(theirs.data(), m, false));
-    CHECK(fi_av_insert(s.av, theirs.data(), 1, &s.peer, 0, nullptr) == 1);
-    return 0;
+    return exchange_names(s);
 }
 
 // Closes what the side opened; the handles are cleared (io() then only moves bytes).
@@ -185,6 +191,59 @@ inline void close_side(Side &s) {
     s.domain = nullptr;
     s.fabric = nullptr;
     s.info = nullptr;
+}
+
+// One tagged round trip (tag 1) with s.peer: both sides are connected afterwards.
+inline int round_trip(Side &s) {
+    const char *role = s.role;
+    uint64_t v = 1, in = 0;
+    fi_cq_tagged_entry e{};
+    CHECK(fi_trecv(s.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr) == 0);
+    CHECK(s.sync());
+    CHECK(s.retry([&] { return fi_tsend(s.ep, &v, 8, nullptr, s.peer, 1, nullptr); }) == 0);
+    for (int i = 0; i < 2; ++i) CHECK(s.wait(e) == 1);
+    return 0;
+}
+
+// Opens this side (fi_cq_sread allowed, `caps` beyond messaging), then one round trip, so
+// both sides are connected before what the test does to them.
+inline int open_connected(Side &s, const char *role, int sock, uint64_t caps = 0) {
+    s.role = role;
+    s.sock = sock;
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s, caps) == 0);
+    return round_trip(s);
+}
+
+// How long a peer's failure or close may take to reach the operations towards it.
+inline constexpr int kFailureBoundMs = 10000;
+
+// Reads completions with fi_cq_sread until `want` arrived (successes and errors); counts the
+// errors and remembers whether `ctx` failed. False when kFailureBoundMs passed first.
+inline bool collect(Side &s, size_t want, void *ctx, size_t &errors, bool &ctx_failed) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kFailureBoundMs);
+    size_t got = 0;
+    errors = 0;
+    ctx_failed = false;
+    while (got < want && std::chrono::steady_clock::now() < deadline) {
+        fi_cq_tagged_entry e{};
+        const ssize_t rc = fi_cq_sread(s.cq, &e, 1, nullptr, 1000);
+        if (rc == 1) {
+            ++got;
+        } else if (rc == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(s.cq, &err, 0) == 1) {
+                ++got;
+                ++errors;
+                if (err.op_context == ctx) ctx_failed = err.err != 0;
+                std::fprintf(stderr, "[%s] error completion: %s\n", s.role, fi_strerror(err.err));
+            }
+        } else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT) {
+            std::fprintf(stderr, "[%s] fi_cq_sread: %s\n", s.role, fi_strerror(int(-rc)));
+            return false;
+        }
+    }
+    return got == want;
 }
 
 // Forks a child that runs `run(role, sock, a)` under alarm(kChildTimeoutS) and exits with
