@@ -383,6 +383,12 @@ ucs_status_t EndpointWorker::arm() noexcept {
             UFI_LOG_DEBUG(Subsys::EpData, "uct_iface_event_arm({}): {}", i->resource->label(),
                           to_string(status));
         }
+        // An iface still waiting for its first wake-up that cannot arm has traffic, and this
+        // arm may just have taken its signal off its fd (an mm iface's arm drains its socket):
+        // the async thread watching that fd then never sees it, and the traffic would wait for
+        // poll_unwoken(), which only runs while someone keeps progressing. Take over the async
+        // thread's job: progress it from now on.
+        if (i->watched) activate(*i);
         return UCS_ERR_BUSY;
     }
     return UCS_OK;

@@ -59,6 +59,10 @@ struct Side {
     fid_ep *ep = nullptr;
     fi_addr_t peer = FI_ADDR_NOTAVAIL;
     fi_wait_obj wait_obj = FI_WAIT_NONE;  // FI_WAIT_UNSPEC: fi_cq_sread may be used
+    // FI_PROGRESS_AUTO: open_side asks for it (data and control progress; a progress thread).
+    fi_progress progress = FI_PROGRESS_UNSPEC;
+    // Called by open_objects between binding and fi_enable (what binds only then: counters).
+    int (*before_enable)(Side &) = nullptr;
 
     // Socket I/O that keeps the endpoint progressed meanwhile (the peer's sends may need this
     // side's progress to complete: a shared-memory FIFO holds only so much).
@@ -138,6 +142,7 @@ inline int open_unenabled(Side &s) {
 inline int open_objects(Side &s) {
     const char *role = s.role;
     CHECK(open_unenabled(s) == 0);
+    if (s.before_enable != nullptr) CHECK(s.before_enable(s) == 0);
     CHECK(fi_enable(s.ep) == 0);
     return 0;
 }
@@ -166,6 +171,10 @@ inline int open_side(Side &s, uint64_t extra_caps = 0, const void *domain_key = 
     fi_info *hints = fi_allocinfo();
     hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | extra_caps;
     hints->ep_attr->type = FI_EP_RDM;
+    if (s.progress != FI_PROGRESS_UNSPEC) {
+        hints->domain_attr->data_progress = s.progress;
+        hints->domain_attr->control_progress = s.progress;
+    }
     if (domain_key_len != 0) {  // (fi_freeinfo frees it)
         hints->domain_attr->auth_key = static_cast<uint8_t *>(std::malloc(domain_key_len));
         std::memcpy(hints->domain_attr->auth_key, domain_key, domain_key_len);
