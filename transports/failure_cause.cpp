@@ -50,6 +50,7 @@ FailureCause tcp_failure_cause(const address::EndpointAddress &peer, bool over_l
         case UCS_ERR_UNREACHABLE: break;
         default: return FailureCause::kAsReported;
     }
+    if (bound_ms <= 0) return FailureCause::kAsReported;  // no time left to ask
     sockaddr_storage sa{};
     socklen_t len = 0;
     if (!address::tcp_socket_address(peer, AF_UNSPEC, sa, len, over_loopback)) return FailureCause::kAsReported;

@@ -31,7 +31,8 @@ enum class FailureCause {
 // device is lo, so the peer's loopback record is the one it used); `was_connected`: the
 // connection had worked (a handshake completed over it). Statuses that already name a cause
 // (UCS_ERR_CONNECTION_RESET, UCS_ERR_REJECTED, ...) are taken as they are; the two that hide
-// it are checked with a connect to the peer's listener, at most `bound_ms` long.
+// it are checked with a connect to the peer's listener, at most `bound_ms` long (none when
+// `bound_ms` is 0: kAsReported).
 FailureCause tcp_failure_cause(const address::EndpointAddress &peer, bool over_loopback,
                                ucs_status_t status, bool was_connected, int bound_ms) noexcept;
 

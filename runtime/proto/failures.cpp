@@ -21,6 +21,11 @@ void DataPath::handle_failures() noexcept {
     } catch (const std::bad_alloc &) {
         return;  // kept: the next progress tries again
     }
+    // The causes of one batch are asked within one probe's time in all: a host gone silent
+    // with many peers on it must not hold this progress call for a probe per peer. What is
+    // left unasked keeps the transport's status.
+    const auto probe_deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(transports::kCauseProbeMs);
     for (const auto &f : failures) {
         for (auto &pp : peers_) {
             Peer &p = *pp;
@@ -35,8 +40,12 @@ void DataPath::handle_failures() noexcept {
                                                                             : p.p2p.resource();
                 // The transport's status often hides the cause (UCT's tcp reports every
                 // failure as an endpoint timeout): name it, and complete with that.
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      probe_deadline - std::chrono::steady_clock::now())
+                                      .count();
                 const transports::FailureCause cause = transports::failure_cause(
-                    over, p.address, f.status, p.state == PeerState::kConnected, transports::kCauseProbeMs);
+                    over, p.address, f.status, p.state == PeerState::kConnected,
+                    left > 0 ? static_cast<int>(left) : 0);
                 const int error = fi_errno_of(cause, f.status);
                 UFI_LOG_WARN(Subsys::EpData,
                              "peer {} failed ({} on {}{}{}): its operations complete with {}",
