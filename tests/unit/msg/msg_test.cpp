@@ -306,8 +306,9 @@ TEST_F(MsgTest, RandomIovLayoutsOnBothSides) {
             ASSERT_EQ(wait(b_.cq, e), 1);
             ASSERT_EQ(e.len, size);
             ASSERT_EQ(std::memcmp(in.data(), out.data(), size), 0);
-            ASSERT_EQ(in[size == max ? max - 1 : size], size == max ? out[max - 1] : 0)
-                << "nothing past the message";
+            if (size < max) {
+                ASSERT_EQ(in[size], 0) << "nothing past the message";
+            }
             ASSERT_EQ(wait(a_.cq, e), 1);
             ASSERT_EQ(post(), 0);
         }
