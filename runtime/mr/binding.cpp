@@ -3,6 +3,7 @@
 #include "runtime/cntr/binding.h"
 #include "runtime/domain.h"
 #include "runtime/fid_cast.h"
+#include "runtime/mr/address_probe.h"
 #include "runtime/mr/mr.h"
 #include "runtime/ucs_status.h"
 
@@ -78,6 +79,8 @@ int key_check_errno(KeyCheck check) noexcept {
         case KeyCheck::OutOfBounds:
         case KeyCheck::Unauthorized:
             break;
+        case KeyCheck::NotMapped:
+            return -FI_EFAULT;
     }
     return -FI_EACCES;
 }
@@ -98,6 +101,8 @@ const char *key_check_name(KeyCheck check) noexcept {
             return "single-use key already used";
         case KeyCheck::Unauthorized:
             return "the peer does not hold the region's authorization key";
+        case KeyCheck::NotMapped:
+            return "not mapped here for that access";
     }
     return "?";
 }
@@ -161,6 +166,11 @@ KeyCheck check_remote_access(MrState *state, std::uint64_t key, std::uint64_t ad
             const Segment &s = mr->segments[i];
             const std::size_t room = s.len - offset;
             t = RemoteTarget{s.addr + offset, len < room ? len : room, i};
+        }
+        // Registered from NULL: the range must be mapped for this access, now.
+        if (mr->segments[t.segment].unpinned &&
+            !range_accessible(t.local_addr, t.contiguous, (access & FI_REMOTE_WRITE) != 0)) {
+            return KeyCheck::NotMapped;
         }
         if (out != nullptr) *out = t;  // Consumed too: a write's later fragments use it
         if (mr->single_use) {

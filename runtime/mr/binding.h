@@ -68,6 +68,8 @@ enum class KeyCheck {
     OutOfBounds,   // the range leaves the MR: -FI_EACCES
     Consumed,      // FI_MR_SINGLE_USE key already used: -FI_EKEYREJECTED
     Unauthorized,  // the peer does not hold the MR's authorization key: -FI_EACCES
+    NotMapped,     // an address-space MR's range this process does not map (or not so that
+                   // the access may touch it: read-only, guard pages): -FI_EFAULT
 };
 
 // The authorization key a peer was admitted with (the endpoint checked it at the handshake):
@@ -90,7 +92,8 @@ struct RemoteTarget {
 
 // Validates a peer's access to [addr, addr + len) of key `key` for `access` (FI_REMOTE_READ
 // and/or FI_REMOTE_WRITE): bounds (virtual address under FI_MR_VIRT_ADDR, else offset from
-// 0), access rights and enabled state. `consume` uses up a FI_MR_SINGLE_USE key. `out` is
+// 0), access rights and enabled state; in an MR registered from NULL, that the process maps
+// the range now, for that access (a system call: address_probe.h). `consume` uses up a FI_MR_SINGLE_USE key. `out` is
 // filled for Ok, and for Consumed (the range is valid; the key was used). With `auth`, a peer
 // must hold the MR's authorization key: the MR's own bytes when it was registered with one
 // (classic domains), one of the keys it holds (FI_AV_AUTH_KEY domains: the AV's, or the one

@@ -8,6 +8,7 @@
 #include "runtime/mr/binding.h"
 #include "runtime/eq/binding.h"
 #include "runtime/log/log.h"
+#include "runtime/mr/address_probe.h"
 #include "runtime/mr/limits.h"
 #include "runtime/ucs_status.h"
 
@@ -258,10 +259,32 @@ int check_request(Domain *domain, MrState &state, const RegRequest &req, Mr &mr,
             return -FI_EINVAL;
         }
         if (addr == 0) {
-            UFI_LOG_WARN(Subsys::Mr, "{}: {} is NULL", call,
-                         req.call == RegRequest::Call::Reg ? std::string("buf")
-                                                           : "iov[" + std::to_string(i) + "]");
-            return -FI_EINVAL;
+            // NULL names the address space from 0 (docs/memory-keys.md): one buffer of system
+            // memory, registered as itself (not a sub-MR), where allocation is not required.
+            int refusal = -FI_EINVAL;
+            const char *why = nullptr;
+            if (dmabuf || count != 1) {
+                why = "only a single buffer may start at NULL";
+            } else if (req.base_mr != nullptr) {
+                why = "a sub-MR cannot start at NULL";
+            } else if (iface != FI_HMEM_SYSTEM) {
+                why = "device memory cannot start at NULL";
+            } else if (policy.allocated) {
+                why = "FI_MR_ALLOCATED is in effect: the range must be allocated";
+                refusal = -FI_EFAULT;  // as for any range that is not mapped
+            } else if (!address_probe_supported()) {
+                why = "this kernel cannot check a peer's accesses to it (MADV_POPULATE_READ/WRITE, "
+                      "Linux 5.14)";
+                refusal = -FI_ENOSYS;
+            }
+            if (why != nullptr) {
+                UFI_LOG_WARN(Subsys::Mr, "{}: {} is NULL: {}", call,
+                             req.call == RegRequest::Call::Reg ? std::string("buf")
+                                                               : "iov[" + std::to_string(i) + "]",
+                             why);
+                return refusal;
+            }
+            segs[i].unpinned = true;
         }
         if (addr + len < addr) {
             UFI_LOG_WARN(Subsys::Mr, "{}: iov[{}] wraps the address space", call, i);
@@ -423,6 +446,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
             for (const Segment &b : mr->base->segments) {
                 if (contains(b, s.addr, s.len)) {
                     s.region = b.region;
+                    s.unpinned = b.unpinned;
                     break;
                 }
             }
@@ -430,6 +454,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
     } else {
         for (std::size_t i = 0; i < segs.size(); ++i) {
             if (segs[i].region) continue;  // a cache hit already (check_request)
+            if (segs[i].unpinned) continue;  // nothing to pin: checked per access instead
             std::string failed_md;
             const ucs_status_t status = state->cache->acquire(
                 reinterpret_cast<void *>(segs[i].addr), segs[i].len, segs[i].region, &failed_md);
@@ -657,7 +682,7 @@ int refresh_mr(Mr *mr, std::span<const iovec> iov, std::uint64_t flags) {
         bool touched = ranges.empty();
         for (const auto &[addr, len] : ranges)
             touched = touched || (addr < s.addr + s.len && addr + len > s.addr);
-        if (!touched) continue;
+        if (!touched || s.unpinned) continue;  // (nothing pinned: nothing to renew)
         // Registrations of the range are dropped from the cache and made anew; other holders
         // of the old one keep it.
         state.cache->invalidate(reinterpret_cast<void *>(s.addr), s.len);

@@ -48,6 +48,10 @@ struct Segment {
     std::uintptr_t addr = 0;
     std::size_t len = 0;
     transports::RegionRef region;  // the registration covering it
+    // Registered from NULL (the address space, docs/memory-keys.md): no registration pins it,
+    // so it has no region and every peer's access to it is checked against what the process
+    // maps at that moment (address_probe.h).
+    bool unpinned = false;
 };
 
 struct Mr : fid_mr {

@@ -130,6 +130,68 @@ TEST_F(MrMode, AllocatedChecksTheMappingOthersDoNot) {
     EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
+// NULL starts a registration of the address space (docs/memory-keys.md): refused where
+// FI_MR_ALLOCATED asks for allocated memory and in shapes that cannot mean it (several
+// buffers, a sub-MR); elsewhere it pins nothing, and each access is checked against what the
+// process maps at that moment and how (read, write), under both addressings.
+TEST_F(MrMode, NullRegistersTheAddressSpaceCheckedPerAccess) {
+    const size_t page = static_cast<size_t>(getpagesize());
+    fid_mr *mr = nullptr;
+    EXPECT_EQ(reg(open_domain(FI_MR_ALLOCATED), nullptr, UINTPTR_MAX, 1, &mr), -FI_EFAULT);
+    for (int mode : {0, int(FI_MR_VIRT_ADDR)}) {
+        SCOPED_TRACE(mode ? "virtual addresses" : "offsets");
+        fid_domain *d = open_domain(mode);
+        iovec two[2] = {{nullptr, 64}, {buf_.data(), 64}};
+        EXPECT_EQ(fi_mr_regv(d, two, 2, FI_REMOTE_WRITE, 0, 2, 0, &mr, nullptr), -FI_EINVAL);
+        ASSERT_EQ(reg(d, nullptr, UINTPTR_MAX, 3, &mr), 0);
+        // A read-only page, one without access, a hole (made last: a mapping could land in it).
+        auto *ro = static_cast<char *>(
+            mmap(nullptr, 3 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        ASSERT_NE(ro, MAP_FAILED);
+        char *none = ro + page, *hole = ro + 2 * page;
+        ASSERT_EQ(mprotect(none, page, PROT_NONE), 0);
+        ASSERT_EQ(munmap(hole, page), 0);
+        const auto at = [](const void *p) { return reinterpret_cast<uint64_t>(p); };
+        const uint64_t rw = FI_REMOTE_READ | FI_REMOTE_WRITE;
+        EXPECT_EQ(check(d, 3, at(buf_.data()), buf_.size(), rw), KeyCheck::Ok);
+        EXPECT_EQ(check(d, 3, at(ro), page, FI_REMOTE_READ), KeyCheck::Ok);
+        EXPECT_EQ(check(d, 3, at(ro), 8, FI_REMOTE_WRITE), KeyCheck::NotMapped);
+        EXPECT_EQ(check(d, 3, at(ro), 8, rw), KeyCheck::NotMapped) << "a fetching atomic";
+        EXPECT_EQ(check(d, 3, at(none), 8, FI_REMOTE_READ), KeyCheck::NotMapped);
+        EXPECT_EQ(check(d, 3, at(ro) + page - 4, 8, FI_REMOTE_READ), KeyCheck::NotMapped)
+            << "across into a page without access";
+        ASSERT_NE(msync(hole, page, MS_ASYNC), 0) << "the hole is still a hole";
+        EXPECT_EQ(check(d, 3, at(hole), 1, FI_REMOTE_READ), KeyCheck::NotMapped);
+        EXPECT_EQ(check(d, 3, 0, 8, FI_REMOTE_READ), KeyCheck::NotMapped) << "page 0";
+        EXPECT_EQ(check(d, 3, UINTPTR_MAX - 8, 8, FI_REMOTE_READ), KeyCheck::NotMapped);
+        EXPECT_EQ(check(d, 3, UINTPTR_MAX - 8, 9, FI_REMOTE_READ), KeyCheck::OutOfBounds);
+        EXPECT_EQ(check(d, 3, at(buf_.data()), 0, FI_REMOTE_WRITE), KeyCheck::Ok);
+        // A sub-MR starts at an address, never at NULL; inside the base it is checked the same.
+        fid_mr *sub = nullptr;
+        iovec sub_iov{nullptr, 64};
+        fi_mr_attr attr{};
+        attr.mr_iov = &sub_iov;
+        attr.iov_count = 1;
+        attr.access = FI_REMOTE_READ;
+        attr.requested_key = 4;
+        attr.base_mr = mr;
+        EXPECT_EQ(fi_mr_regattr(d, &attr, 0, &sub), -FI_EINVAL);
+        sub_iov = {ro, 2 * page};
+        ASSERT_EQ(fi_mr_regattr(d, &attr, 0, &sub), 0);
+        const uint64_t sub_at = mode ? at(ro) : 0;
+        EXPECT_EQ(check(d, 4, sub_at, page, FI_REMOTE_READ), KeyCheck::Ok);
+        EXPECT_EQ(check(d, 4, sub_at + page, 8, FI_REMOTE_READ), KeyCheck::NotMapped);
+        EXPECT_EQ(fi_close(&sub->fid), 0);
+        EXPECT_EQ(munmap(ro, 2 * page), 0);
+        EXPECT_EQ(fi_mr_refresh(mr, nullptr, 0, 0), 0) << "nothing pinned, nothing to renew";
+        EXPECT_EQ(check(d, 3, at(buf_.data()), 64, rw), KeyCheck::Ok);
+        EXPECT_EQ(fi_close(&mr->fid), 0);
+        ASSERT_EQ(reg(d, nullptr, page, 5, &mr), 0) << "any length from NULL";
+        EXPECT_EQ(check(d, 5, at(buf_.data()), 8, FI_REMOTE_READ), KeyCheck::OutOfBounds);
+        EXPECT_EQ(fi_close(&mr->fid), 0);
+    }
+}
+
 TEST_F(MrMode, RmaEventMrsStartDisabled) {
     fid_domain *d = open_domain(FI_MR_RMA_EVENT);
     fid_mr *ev = nullptr, *plain = nullptr;

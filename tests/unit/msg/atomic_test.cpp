@@ -10,7 +10,11 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <complex>
+#include <memory>
 #include <set>
 
 namespace ufi::msg_test {
@@ -417,6 +421,74 @@ TEST_F(AtomicTest, RefusedAndMalformedAtomics) {
               -FI_EINVAL);
     fi_msg_atomic msg{};
     EXPECT_EQ(fi_atomicmsg(a_.ep, &msg, FI_MULTI_RECV), -FI_EBADFLAGS);
+}
+
+// Atomics on a region registered from NULL (the address space: docs/memory-keys.md) reach
+// any word the target maps, by its virtual address; a word it does not map, or maps
+// read-only for a write, fails with FI_EFAULT and is left as it was.
+TEST_F(AtomicTest, AddressSpaceRegionFromNull) {
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(domain_, nullptr, UINTPTR_MAX, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                        next_key_++, 0, &mr, nullptr),
+              0);
+    mrs_.push_back(mr);
+    const uint64_t key = fi_mr_key(mr);
+    auto at = [](const void *p) { return reinterpret_cast<uint64_t>(p); };
+    auto counter = std::make_unique<uint64_t[]>(4);
+    counter[1] = 40;
+    const uint64_t two = 2;
+    uint64_t got = 0;
+    ASSERT_EQ(retry([&] {
+                  return fi_fetch_atomic(a_.ep, &two, 1, nullptr, &got, nullptr, a_to_b_,
+                                         at(&counter[1]), key, FI_UINT64, FI_SUM, nullptr);
+              }),
+              0);
+    EXPECT_EQ(done(FI_ATOMIC | FI_READ), 0);
+    EXPECT_EQ(got, 40u);
+    EXPECT_EQ(counter[1], 42u);
+    const uint64_t expect = 42, swap = 7;
+    ASSERT_EQ(retry([&] {
+                  return fi_compare_atomic(a_.ep, &swap, 1, nullptr, &expect, nullptr, &got,
+                                           nullptr, a_to_b_, at(&counter[1]), key, FI_UINT64,
+                                           FI_CSWAP, nullptr);
+              }),
+              0);
+    EXPECT_EQ(done(FI_ATOMIC | FI_READ), 0);
+    EXPECT_EQ(counter[1], 7u);
+    EXPECT_EQ(counter[0], 0u);
+    EXPECT_EQ(counter[2], 0u);
+
+    const size_t page = static_cast<size_t>(getpagesize());
+    auto *ro = static_cast<uint64_t *>(
+        mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(ro, MAP_FAILED);
+    *ro = 5;
+    ASSERT_EQ(mprotect(ro, page, PROT_READ), 0);
+    auto *hole = static_cast<uint64_t *>(
+        mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(hole, MAP_FAILED);
+    ASSERT_EQ(munmap(hole, page), 0);
+    ASSERT_EQ(retry([&] {
+                  return fi_atomic(a_.ep, &two, 1, nullptr, a_to_b_, at(ro), key, FI_UINT64,
+                                   FI_SUM, nullptr);
+              }),
+              0);
+    EXPECT_EQ(done(0), FI_EFAULT) << "a read-only word";
+    ASSERT_EQ(retry([&] {
+                  return fi_fetch_atomic(a_.ep, &two, 1, nullptr, &got, nullptr, a_to_b_, at(ro),
+                                         key, FI_UINT64, FI_ATOMIC_READ, nullptr);
+              }),
+              0);
+    EXPECT_EQ(done(FI_ATOMIC | FI_READ), 0) << "reading it is fine";
+    EXPECT_EQ(got, 5u);
+    ASSERT_EQ(retry([&] {
+                  return fi_fetch_atomic(a_.ep, &two, 1, nullptr, &got, nullptr, a_to_b_,
+                                         at(hole), key, FI_UINT64, FI_SUM, nullptr);
+              }),
+              0);
+    EXPECT_EQ(done(0), FI_EFAULT) << "a word nothing maps";
+    EXPECT_EQ(*ro, 5u);
+    EXPECT_EQ(munmap(ro, page), 0);
 }
 
 // Counts whose byte size wraps (2^61 + 1 elements of 8 bytes "are" 8 bytes) and target ranges

@@ -14,6 +14,9 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace ufi::msg_test {
 namespace {
 
@@ -65,6 +68,8 @@ class RmaTest : public MsgTest {
     // Writes each size into B's region, then reads it back: the bytes, nothing around them,
     // each completion's flags.
     void round_trip_every_size();
+    // fi_mr_reg(NULL, UINTPTR_MAX) used by RMA (AddressSpaceRegionFromNull).
+    void address_space_region();
 
     // Opens a third endpoint, C, with each counter bound with its flags (A's endpoint is
     // enabled already, so counters need another); C's name is in c_.name. Its address for B.
@@ -522,6 +527,107 @@ TEST_F(RmaTest, KeysWithTheTopBitSet) {
         }
     }
 }
+
+// fi_mr_reg(NULL, UINTPTR_MAX): the whole address space, as MPICH registers a dynamic window
+// (docs/memory-keys.md). Peers address it by virtual address (an offset from 0 is one) under
+// either addressing; every size reaches heap memory by every protocol (active messages, zero
+// copy, the put grant); a range the target does not map, or not for that access, fails with
+// FI_EFAULT and leaves the target running and its memory untouched.
+void RmaTest::address_space_region() {
+    fid_mr *mr = nullptr;
+    ASSERT_EQ(fi_mr_reg(domain_, nullptr, UINTPTR_MAX, FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                        next_key_++, 0, &mr, nullptr),
+              0);
+    mrs_.push_back(mr);
+    const uint64_t key = fi_mr_key(mr);
+    auto at = [](const void *p) { return reinterpret_cast<uint64_t>(p); };
+    std::vector<uint8_t> heap((2 << 20) + 64, 0xEE);
+    int ctx = 0;
+    for (size_t n : kRmaSizes) {
+        SCOPED_TRACE("size " + std::to_string(n));
+        const auto out = pattern(n, static_cast<uint8_t>(n + 1));
+        uint8_t *dst = heap.data() + 16;
+        ASSERT_EQ(retry([&] {
+                      return fi_write(a_.ep, out.data(), n, nullptr, a_to_b_, at(dst), key, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_WRITE);
+        ASSERT_TRUE(same(dst, out.data(), n));
+        EXPECT_EQ(dst[n], 0xEE) << "nothing after the range (the sizes grow)";
+        std::vector<uint8_t> back(n + 1, 0x11);
+        ASSERT_EQ(retry([&] {
+                      return fi_read(a_.ep, back.data(), n, nullptr, a_to_b_, at(dst), key, &ctx);
+                  }),
+                  0);
+        expect_done(&ctx, FI_RMA | FI_READ);
+        ASSERT_TRUE(same(back.data(), out.data(), n));
+        EXPECT_EQ(back[n], 0x11);
+    }
+    EXPECT_EQ(heap[15], 0xEE) << "nothing before the range";
+
+    // Pages the target does not map, maps read-only, or maps with no access. (Every buffer
+    // is mapped before the hole is made: the next mapping could land in it.)
+    const auto junk = pattern(300000, 3);
+    std::vector<uint8_t> back(300000, 0);
+    const size_t page = static_cast<size_t>(getpagesize());
+    auto *ro = static_cast<uint8_t *>(
+        mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(ro, MAP_FAILED);
+    std::memset(ro, 0xA7, page);
+    ASSERT_EQ(mprotect(ro, page, PROT_READ), 0);
+    auto *none = static_cast<uint8_t *>(
+        mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(none, MAP_FAILED);
+    auto *gone = static_cast<uint8_t *>(
+        mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(gone, MAP_FAILED);
+    std::memset(gone, 0x5C, page);
+    ASSERT_EQ(munmap(gone + page, page), 0);  // the first page stays, the second is a hole
+    struct Case {
+        const char *what;
+        uint64_t where;
+        size_t len;
+        bool write;
+    };
+    const Case refused[] = {
+        {"a write into the hole", at(gone + page), 8, true},
+        {"a read of the hole", at(gone + page), 8, false},
+        {"a write across the page and the hole", at(gone + page - 8), 16, true},
+        {"a large write across the page and the hole", at(gone + page - 100), 300000, true},
+        {"a large read across the page and the hole", at(gone + page - 100), 300000, false},
+        {"a write into a read-only page", at(ro), 8, true},
+        {"a large write into a read-only page", at(ro), page, true},
+        {"a read of a page without access", at(none), 8, false},
+        {"a write to address 0", 0, 8, true},
+    };
+    for (const Case &c : refused) {
+        SCOPED_TRACE(c.what);
+        ASSERT_NE(msync(gone + page, page, MS_ASYNC), 0) << "the hole is still a hole";
+        ASSERT_EQ(retry([&] {
+                      return c.write ? fi_write(a_.ep, junk.data(), c.len, nullptr, a_to_b_,
+                                                c.where, key, &ctx)
+                                     : fi_read(a_.ep, back.data(), c.len, nullptr, a_to_b_,
+                                               c.where, key, &ctx);
+                  }),
+                  0);
+        EXPECT_EQ(expect_error(&ctx), FI_EFAULT);
+    }
+    for (size_t i = 0; i < page; ++i) ASSERT_EQ(gone[i], 0x5C) << "the mapped page, untouched";
+    for (size_t i = 0; i < page; ++i) ASSERT_EQ(ro[i], 0xA7) << "the read-only page, untouched";
+    // The read-only page reads.
+    ASSERT_EQ(retry([&] {
+                  return fi_read(a_.ep, back.data(), 64, nullptr, a_to_b_, at(ro + 8), key, &ctx);
+              }),
+              0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(back[i], 0xA7);
+    EXPECT_EQ(munmap(gone, page), 0);
+    EXPECT_EQ(munmap(ro, page), 0);
+    EXPECT_EQ(munmap(none, page), 0);
+}
+
+TEST_F(RmaTest, AddressSpaceRegionFromNull) { address_space_region(); }
+TEST_F(RmaVirtTest, AddressSpaceRegionFromNull) { address_space_region(); }
 
 // Lengths whose sums wrap are refused at the call, before anything is sent: local iov lists
 // (fi_writev / fi_readv / fi_writemsg), target ranges (rma_iov lengths that add up past
