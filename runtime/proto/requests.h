@@ -128,6 +128,15 @@ class List {
         else head_ = x;
         tail_ = x;
     }
+    // Puts x before pos (pos nullptr: at the back).
+    void insert_before(T *pos, T *x) noexcept {
+        if (pos == nullptr) return push_back(x);
+        x->hook.prev = pos->hook.prev;
+        x->hook.next = pos;
+        if (pos->hook.prev) pos->hook.prev->hook.next = x;
+        else head_ = x;
+        pos->hook.prev = x;
+    }
     void remove(T *x) noexcept {
         if (x->hook.prev) x->hook.prev->hook.next = x->hook.next;
         else head_ = x->hook.next;

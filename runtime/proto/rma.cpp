@@ -698,7 +698,15 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
             return;
         }
     }
-    p.queue.push_back(r);  // behind what this side sends the peer already, in order
+    // Ahead of this side's own operations that have not started: on an ordered endpoint they
+    // may wait for the peer's answers to ours, and the peer's answers for this one (both sides
+    // reading at once, MPICH's test5). An answer is not ordered with our operations; it stays
+    // behind what started going out (a message's later fragments) and earlier answers.
+    SendReq *before = p.queue.front();
+    while (before != nullptr && (before->started || before->op == SendOp::kReadResp)) {
+        before = before->hook.next;
+    }
+    p.queue.insert_before(before, r);
     mark_busy(p);
 }
 

@@ -1301,6 +1301,115 @@ TEST_F(RmaOrderedTest, ReadAndSendAfterALargeWriteSeeIt) {
     }
 }
 
+// Many small reads posted back to back on an ordered endpoint (MPICH's MPI_Get loop, test5):
+// each waits behind the one before it, and every one completes.
+TEST_F(RmaOrderedTest, ManySmallReadsBackToBackAllComplete) {
+    constexpr size_t kReads = 2000;
+    std::vector<int> target(kReads), back(kReads, -1);
+    for (size_t i = 0; i < kReads; ++i) target[i] = int(1000 + i);
+    fid_mr *mr = reg(target.data(), target.size() * sizeof(int), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    size_t done = 0;
+    fi_cq_tagged_entry e{};
+    for (size_t i = 0; i < kReads; ++i) {
+        ssize_t rc;
+        while ((rc = fi_read(a_.ep, &back[i], sizeof(int), nullptr, a_to_b_,
+                             addr(target.data(), &target[i]), fi_mr_key(mr), nullptr)) == -FI_EAGAIN) {
+            ASSERT_EQ(wait(a_.cq, e), 1) << "after " << done << " of " << i << " posted";
+            ++done;
+        }
+        ASSERT_EQ(rc, 0);
+        progress_all();
+    }
+    while (done < kReads) {
+        ASSERT_EQ(wait(a_.cq, e), 1) << "after " << done << " of " << kReads;
+        ++done;
+    }
+    EXPECT_EQ(back, target);
+}
+
+// Both sides reading from each other at once, each read waiting behind the one before it
+// (MPICH's test5 in a fence): each side's answers to the other's reads go ahead of its own
+// reads still waiting, or both wait for ever.
+TEST_F(RmaOrderedTest, BothSidesReadingEachOtherAtOnceAllComplete) {
+    constexpr size_t kReads = 500;
+    std::vector<int> at_a(kReads), at_b(kReads), back_a(kReads, -1), back_b(kReads, -1);
+    for (size_t i = 0; i < kReads; ++i) {
+        at_a[i] = int(500 + i);
+        at_b[i] = int(1000 + i);
+    }
+    const uint64_t rw = FI_REMOTE_READ | FI_REMOTE_WRITE;
+    fid_mr *ma = reg(at_a.data(), kReads * sizeof(int), rw);
+    fid_mr *mb = reg(at_b.data(), kReads * sizeof(int), rw);
+    ASSERT_TRUE(ma && mb);
+    size_t done_a = 0, done_b = 0;
+    fi_cq_tagged_entry e[16];
+    auto reap = [&] {
+        progress_all();
+        ssize_t n;
+        while ((n = fi_cq_read(a_.cq, e, 16)) > 0) done_a += size_t(n);
+        while ((n = fi_cq_read(b_.cq, e, 16)) > 0) done_b += size_t(n);
+    };
+    for (size_t i = 0; i < kReads; ++i) {
+        ASSERT_EQ(retry([&] {
+                      reap();
+                      return fi_read(a_.ep, &back_a[i], sizeof(int), nullptr, a_to_b_,
+                                     addr(at_b.data(), &at_b[i]), fi_mr_key(mb), nullptr);
+                  }),
+                  0);
+        ASSERT_EQ(retry([&] {
+                      reap();
+                      return fi_read(b_.ep, &back_b[i], sizeof(int), nullptr, b_to_a_,
+                                     addr(at_a.data(), &at_a[i]), fi_mr_key(ma), nullptr);
+                  }),
+                  0);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while ((done_a < kReads || done_b < kReads) && std::chrono::steady_clock::now() < deadline) {
+        reap();
+    }
+    EXPECT_EQ(done_a, kReads);
+    EXPECT_EQ(done_b, kReads);
+    EXPECT_EQ(back_a, at_b);
+    EXPECT_EQ(back_b, at_a);
+}
+
+// The same through fi_readmsg with flags 0 (no completion asked: MPICH's MPI_Get), counted
+// by a counter bound with FI_READ | FI_WRITE, the way MPICH waits for them in a fence.
+TEST_F(RmaOrderedTest, ManySmallCountedReadsAllCount) {
+    constexpr size_t kReads = 2000;
+    fi_cntr_attr attr{};
+    attr.events = FI_CNTR_EVENTS_COMP;
+    fid_cntr *done = nullptr;
+    ASSERT_EQ(fi_cntr_open(domain_, &attr, &done, nullptr), 0);
+    const fi_addr_t c_to_b = open_c_with_counters({{done, FI_READ | FI_WRITE}});
+    ASSERT_FALSE(HasFailure());
+    std::vector<int> target(kReads), back(kReads, -1);
+    for (size_t i = 0; i < kReads; ++i) target[i] = int(1000 + i);
+    fid_mr *mr = reg(target.data(), target.size() * sizeof(int), FI_REMOTE_READ | FI_REMOTE_WRITE);
+    ASSERT_NE(mr, nullptr);
+    for (size_t i = 0; i < kReads; ++i) {
+        iovec iov{&back[i], sizeof(int)};
+        fi_rma_iov riov{addr(target.data(), &target[i]), sizeof(int), fi_mr_key(mr)};
+        fi_msg_rma msg{};
+        msg.msg_iov = &iov;
+        msg.iov_count = 1;
+        msg.addr = c_to_b;
+        msg.rma_iov = &riov;
+        msg.rma_iov_count = 1;
+        ASSERT_EQ(retry([&] { return fi_readmsg(c_.ep, &msg, 0); }), 0) << i;
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (fi_cntr_read(done) < kReads && std::chrono::steady_clock::now() < deadline) {
+        progress_all();
+    }
+    EXPECT_EQ(fi_cntr_read(done), kReads);
+    EXPECT_EQ(fi_cntr_readerr(done), 0u);
+    EXPECT_EQ(back, target);
+    close_side(c_);
+    EXPECT_EQ(fi_close(&done->fid), 0);
+}
+
 }  // namespace
 }  // namespace ufi::msg_test
 
