@@ -1,6 +1,7 @@
 #include "transports/iface/endpoint_worker.h"
 
 #include "transports/iface/fifo_tuning.h"
+#include "transports/iface/net_namespace.h"
 #include "transports/lanes/record_addr.h"
 
 #include "runtime/log/log.h"
@@ -138,6 +139,10 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
         if (status != UCS_OK) {
             why = "uct_iface_get_device_address: " + to_string(status);
             return false;
+        }
+        if (!out.fifo_geometry.empty()) {
+            out.ns_mark = network_namespace_mark();
+            apply_namespace_mark(out.device_addr, out.ns_mark);
         }
     }
     // Iface addresses exist only for connect-to-iface transports; connect-to-ep ones carry
@@ -416,7 +421,8 @@ std::vector<address::TransportRecord> EndpointWorker::records() const {
 bool EndpointWorker::is_reachable(const address::TransportRecord &peer) const noexcept {
     for (const auto &i : ifaces_) {
         if (!record_fits(*i, peer)) continue;
-        if (uct_iface_is_reachable(i->iface.get(), device_addr_of(peer), iface_addr_of(peer))) {
+        if (uct_iface_is_reachable(i->iface.get(), PeerDeviceAddr(peer, i->ns_mark).get(),
+                                   iface_addr_of(peer))) {
             return true;
         }
     }

@@ -58,7 +58,11 @@ struct OpenIface {
     bool md_can_register = false;  // UCT_MD_FLAG_REG (not posix/sysv: they only allocate)
     bool md_needs_memh = false;    // UCT_MD_FLAG_NEED_MEMH: local buffers of zero-copy calls too
     uct_iface_attr_t attr{};
+    // What its address records carry as device address: UCT's, with the network namespace's
+    // mark for a FIFO transport (transports/iface/net_namespace.h: FIFO peers must share the
+    // namespace, for UCT's wake-up).
     std::vector<uint8_t> device_addr;
+    uint64_t ns_mark = 0;  // that mark (0: none); taken off peers' device addresses (record_addr.h)
     // What its address records carry (empty where it is not connected to by iface address):
     // UCT's iface address, then, for a FIFO transport, its geometry (fifo_tuning.h).
     std::vector<uint8_t> iface_addr;
@@ -194,9 +198,10 @@ class EndpointWorker {
   private:
     EndpointWorker() = default;
     // Polls the lazily progressed shared-memory ifaces once and activates those that had
-    // traffic: their wake-up (UCT's mm ifaces signal through an abstract unix socket) does not
-    // cross network namespaces, so a peer that shares /dev/shm but not the network namespace
-    // (containers sharing IPC; the netns tests) reaches them without waking them.
+    // traffic their wake-up did not announce. UCT's mm ifaces signal through an abstract unix
+    // socket, which does not cross network namespaces; peers of another namespace are kept off
+    // FIFOs (net_namespace.h), so this is a safety net: for processes that cannot read their
+    // namespace (no /proc: both unmarked), and for fi_close's last intake.
     unsigned poll_unwoken() noexcept;
     size_t unwoken_ = 0;  // watched shared-memory ifaces not progressed yet
 

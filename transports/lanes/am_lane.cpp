@@ -24,7 +24,8 @@ constexpr uint64_t kAnyAm = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY;
 // transport's iface address may be empty (rc): only the device address is compared.
 bool reaches(const OpenIface &oi, const address::TransportRecord &rec) {
     return record_fits(oi, rec) &&
-           uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec)) != 0;
+           uct_iface_is_reachable(oi.iface.get(), PeerDeviceAddr(rec, oi.ns_mark).get(),
+                                  iface_addr_of(rec)) != 0;
 }
 
 // The best (lowest latency + overhead) iface that sends AMs, passes `accept`, and reaches one
@@ -71,7 +72,8 @@ void AmLane::set_limits(const OpenIface &iface) noexcept {
 Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &peer, AmLane &out) {
     AmLane lane;
     const Status status =
-        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.ep_);
+        Ep::connect_to_iface(iface.iface.get(), PeerDeviceAddr(peer, iface.ns_mark).get(),
+                             iface_addr_of(peer), lane.ep_);
     if (status != UCS_OK) return status;
     lane.set_limits(iface);
     // UCT's mm transports (the shared-memory ones that send active messages, connected to
@@ -146,7 +148,7 @@ Status AmLane::connect_to_peer(const address::TransportRecord &peer, const uint8
         peer.device_addr.size() != iface_->attr.device_addr_len) {
         return UCS_ERR_INVALID_PARAM;
     }
-    return uct_ep_connect_to_ep(ep_.get(), device_addr_of(peer),
+    return uct_ep_connect_to_ep(ep_.get(), PeerDeviceAddr(peer, iface_->ns_mark).get(),
                                 reinterpret_cast<const uct_ep_addr_t *>(ep_addr));
 }
 
@@ -187,7 +189,8 @@ std::string fifo_mismatch(const EndpointWorker &worker, const address::EndpointA
             const size_t n = rec.iface_addr.size();
             if (n != oi->iface_addr.size() && n + g != oi->iface_addr.size()) continue;
             // (UCT reads its own length, which both forms hold.)
-            if (!uct_iface_is_reachable(oi->iface.get(), device_addr_of(rec), iface_addr_of(rec))) {
+            if (!uct_iface_is_reachable(oi->iface.get(), PeerDeviceAddr(rec, oi->ns_mark).get(),
+                                        iface_addr_of(rec))) {
                 continue;
             }
             tls += (tls.empty() ? "" : ",") + rec.tl;
@@ -229,6 +232,14 @@ LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointA
         for (const auto &i : ifaces) mine += (mine.empty() ? "" : ",") + i->resource->tl;
         for (const auto &r : peer.records) theirs += (theirs.empty() ? "" : ",") + r.tl;
         best.why = "no transport of this endpoint (" + mine + ") reaches the peer (" + theirs + ")";
+        const bool both_fifo = std::any_of(ifaces.begin(), ifaces.end(), [&](const auto &i) {
+            return i->ns_mark != 0 && std::any_of(peer.records.begin(), peer.records.end(),
+                                                  [&](const auto &r) { return r.tl == i->resource->tl; });
+        });
+        if (both_fifo) {
+            best.why += " (shared memory reaches processes of this host in this network namespace "
+                        "only: docs/addresses.md)";
+        }
     }
     best.fifo_mismatch = fifo_mismatch(worker, peer);
     if (best.iface == SIZE_MAX && !best.fifo_mismatch.empty()) best.why += ": " + best.fifo_mismatch;

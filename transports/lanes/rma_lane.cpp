@@ -104,7 +104,8 @@ void PeerKey::reset() noexcept {
 Status RmaLane::connect(const OpenIface &iface, const address::TransportRecord &peer, RmaLane &out) {
     RmaLane lane;
     const Status s =
-        Ep::connect_to_iface(iface.iface.get(), device_addr_of(peer), iface_addr_of(peer), lane.owned_);
+        Ep::connect_to_iface(iface.iface.get(), PeerDeviceAddr(peer, iface.ns_mark).get(),
+                             iface_addr_of(peer), lane.owned_);
     if (s != UCS_OK) return s;
     lane.ep_ = lane.owned_.get();
     lane.iface_ = &iface;
@@ -147,7 +148,8 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
         for (size_t r = 0; r < peer.records.size(); ++r) {
             const address::TransportRecord &rec = peer.records[r];
             if (!record_fits(oi, rec)) continue;
-            if (!uct_iface_is_reachable(oi.iface.get(), device_addr_of(rec), iface_addr_of(rec))) continue;
+            if (!uct_iface_is_reachable(oi.iface.get(), PeerDeviceAddr(rec, oi.ns_mark).get(),
+                                        iface_addr_of(rec))) continue;
             const double bw = a.bandwidth.dedicated + a.bandwidth.shared;
             if (bw > best_bw) {
                 best.iface = i;

@@ -7,7 +7,11 @@
 // in a FIFO while every progress thread sleeps (a lost wake-up) fails the round's bound.
 // The same barrier is also run OpenSHMEM's way (a transmit and a target endpoint per process,
 // fresh process pairs of a few rounds each, no fabric call before the first write).
-// Meson runs it over shared memory and, as a control, over tcp and self.
+// Meson runs it over shared memory and, as a control, over tcp and self; and, by default
+// transports, between two network namespaces of this host (a veth pair the test makes): the
+// processes share /dev/shm, but UCT's shared-memory wake-up (an abstract unix socket) does
+// not cross namespaces, so a sleeping progress thread must still be woken (issue 30, item 5).
+#include "../msg/netns_pair.h"
 #include "../msg/two_process.h"
 
 #include <rdma/fi_rma.h>
@@ -53,6 +57,21 @@ int bind_cntr_to_ep(Side &s) {
 }
 
 uint64_t load(const uint64_t &v) { return __atomic_load_n(&v, __ATOMIC_ACQUIRE); }
+
+// Across network namespaces: B enters `netns`, and each side's ufi uses its end of the veth
+// pair (set before the children fork; empty: both here, UFI_NET_DEVICES as the run sets it).
+struct NetnsSides {
+    std::string netns, dev_a, dev_b;
+};
+NetnsSides g_netns;
+
+// Puts the calling child where g_netns says, before it opens anything of ufi's.
+int place(const char *role, bool first) {
+    if (g_netns.netns.empty()) return 0;
+    if (!first) CHECK(enter_netns(g_netns.netns));
+    CHECK(setenv("UFI_NET_DEVICES", (first ? g_netns.dev_a : g_netns.dev_b).c_str(), 1) == 0);
+    return 0;
+}
 
 int barrier(const char *role, int sock, CntrOn on) {
     Side s{role, sock};
@@ -148,6 +167,10 @@ int barrier_cntr_on_mr(const char *role, int sock, bool) { return barrier(role, 
 int barrier_target_ep(const char *role, int sock, bool) {
     return barrier(role, sock, CntrOn::kTargetEndpoint);
 }
+int barrier_placed(const char *role, int sock, bool first) {
+    CHECK(place(role, first) == 0);
+    return barrier(role, sock, CntrOn::kEndpoint);
+}
 
 // The same barrier laid out as Sandia OpenSHMEM lays out its OFI transport, in fresh process
 // pairs (what the report saw happened within the first rounds: the lazy handshakes, the first
@@ -167,6 +190,7 @@ struct SosVariant {
     int threading = FI_THREAD_SAFE;
 };
 SosVariant g_sos;  // (set before the children fork)
+
 constexpr int kSosPairs = 4;
 constexpr int kSosRounds = 20;
 
@@ -185,6 +209,7 @@ bool raw_io(int sock, void *buf, size_t len, bool out) {
 
 int sos_barrier(const char *role, int sock, bool first) {
     const SosVariant v = g_sos;
+    CHECK(place(role, first) == 0);
     fi_info *hints = fi_allocinfo();
     hints->caps = FI_RMA | FI_RMA_EVENT;
     hints->ep_attr->type = FI_EP_RDM;
@@ -376,6 +401,69 @@ TEST(RmaAutoProgress, BarrierWithWritesToSelfTargetEndpoints) {
     const PairResult r = run_pair(barrier_target_ep, "A", "B");
     EXPECT_EQ(r.a, 0);
     EXPECT_EQ(r.b, 0);
+}
+
+// The two processes in two network namespaces (containers that share /dev/shm but not the
+// network): the barrier with its odd rounds waiting in fi_cntr_wait, and the OpenSHMEM layout
+// whose first writes are handshaken by the progress threads alone.
+TEST(RmaAutoProgress, BarrierAcrossNetworkNamespaces) {
+    NetnsPair pair;
+    if (!pair.why_not().empty()) GTEST_SKIP() << pair.why_not();
+    g_netns = {pair.netns(), pair.dev_a(), pair.dev_b()};
+    const PairResult r = run_pair(barrier_placed, "A", "B");
+    g_netns = {};
+    EXPECT_EQ(r.a, 0);
+    EXPECT_EQ(r.b, 0);
+}
+
+// With shared memory the only transport (UFI_TLS=posix), processes of two namespaces do not
+// reach each other: the first send fails with FI_EHOSTUNREACH (at the call or as an error
+// completion), within a bound, rather than going into a FIFO whose reader is never woken.
+int shm_only_across(const char *role, int sock, bool first) {
+    CHECK(place(role, first) == 0);
+    CHECK(setenv("UFI_TLS", "posix", 1) == 0);
+    Side s{role, sock};
+    s.wait_obj = FI_WAIT_UNSPEC;
+    CHECK(open_side(s) == 0);
+    uint64_t v = 7;
+    int ctx = 0;
+    const ssize_t rc = fi_tsend(s.ep, &v, sizeof v, nullptr, s.peer, 1, &ctx);
+    if (rc != 0) {
+        if (rc != -FI_EHOSTUNREACH) std::fprintf(stderr, "[%s] fi_tsend: %zd\n", role, rc);
+        CHECK(rc == -FI_EHOSTUNREACH);
+    } else {
+        fi_cq_tagged_entry e{};
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kRoundMs);
+        ssize_t got = -FI_EAGAIN;
+        while (got == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) {
+            got = fi_cq_read(s.cq, &e, 1);
+        }
+        CHECK(got == -FI_EAVAIL);
+        fi_cq_err_entry err{};
+        CHECK(fi_cq_readerr(s.cq, &err, 0) == 1);
+        CHECK(err.op_context == &ctx && err.err == FI_EHOSTUNREACH);
+    }
+    CHECK(s.sync());
+    close_side(s);
+    return 0;
+}
+
+TEST(RmaAutoProgress, SharedMemoryOnlyAcrossNetworkNamespacesIsUnreachable) {
+    NetnsPair pair;
+    if (!pair.why_not().empty()) GTEST_SKIP() << pair.why_not();
+    g_netns = {pair.netns(), pair.dev_a(), pair.dev_b()};
+    const PairResult r = run_pair(shm_only_across, "A", "B");
+    g_netns = {};
+    EXPECT_EQ(r.a, 0);
+    EXPECT_EQ(r.b, 0);
+}
+
+TEST(RmaAutoProgress, SosLayoutAcrossNetworkNamespaces) {
+    NetnsPair pair;
+    if (!pair.why_not().empty()) GTEST_SKIP() << pair.why_not();
+    g_netns = {pair.netns(), pair.dev_a(), pair.dev_b()};
+    run_sos_pairs({.inject = true, .selective = true, .cntr_on_region = false, .spin = false});
+    g_netns = {};
 }
 
 }  // namespace
