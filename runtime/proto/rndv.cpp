@@ -311,8 +311,9 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         put(m, tl.data(), tl.size());
         put(m, keys.data(), keys.size());
         if (m.size() - 1 > p.lane.max_bcopy()) return UCS_ERR_EXCEEDS_LIMIT;  // goes eager
-        ++stats_.rndv_sends;
-        return status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_bytes, &m));
+        const tx::Status sent = status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_bytes, &m));
+        if (sent == tx::kOk) ++stats_.rndv_sends;  // (not the tries a full lane refused)
+        return sent;
     } catch (const std::bad_alloc &) {
         return UCS_ERR_NO_MEMORY;
     }
