@@ -7,6 +7,7 @@
 
 #include <uct/api/uct.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>

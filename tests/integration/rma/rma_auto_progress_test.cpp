@@ -406,12 +406,27 @@ TEST(RmaAutoProgress, BarrierWithWritesToSelfTargetEndpoints) {
 // The two processes in two network namespaces (containers that share /dev/shm but not the
 // network): the barrier with its odd rounds waiting in fi_cntr_wait, and the OpenSHMEM layout
 // whose first writes are handshaken by the progress threads alone.
+// (The OpenSHMEM layout is the one that hung before ufi kept FIFOs within a namespace; the
+// plain barrier, whose socket steps keep both endpoints progressed at first, passed.)
+
+// A namespace pair that g_netns names while it lives (and no longer after, however the test
+// ends); `why_not` is empty when it was made.
+class PlacedPair {
+  public:
+    PlacedPair() {
+        if (pair_.why_not().empty()) g_netns = {pair_.netns(), pair_.dev_a(), pair_.dev_b()};
+    }
+    ~PlacedPair() { g_netns = {}; }
+    const std::string &why_not() const { return pair_.why_not(); }
+
+  private:
+    NetnsPair pair_;
+};
+
 TEST(RmaAutoProgress, BarrierAcrossNetworkNamespaces) {
-    NetnsPair pair;
-    if (!pair.why_not().empty()) GTEST_SKIP() << pair.why_not();
-    g_netns = {pair.netns(), pair.dev_a(), pair.dev_b()};
+    PlacedPair placed;
+    if (!placed.why_not().empty()) GTEST_SKIP() << placed.why_not();
     const PairResult r = run_pair(barrier_placed, "A", "B");
-    g_netns = {};
     EXPECT_EQ(r.a, 0);
     EXPECT_EQ(r.b, 0);
 }
@@ -449,21 +464,17 @@ int shm_only_across(const char *role, int sock, bool first) {
 }
 
 TEST(RmaAutoProgress, SharedMemoryOnlyAcrossNetworkNamespacesIsUnreachable) {
-    NetnsPair pair;
-    if (!pair.why_not().empty()) GTEST_SKIP() << pair.why_not();
-    g_netns = {pair.netns(), pair.dev_a(), pair.dev_b()};
+    PlacedPair placed;
+    if (!placed.why_not().empty()) GTEST_SKIP() << placed.why_not();
     const PairResult r = run_pair(shm_only_across, "A", "B");
-    g_netns = {};
     EXPECT_EQ(r.a, 0);
     EXPECT_EQ(r.b, 0);
 }
 
 TEST(RmaAutoProgress, SosLayoutAcrossNetworkNamespaces) {
-    NetnsPair pair;
-    if (!pair.why_not().empty()) GTEST_SKIP() << pair.why_not();
-    g_netns = {pair.netns(), pair.dev_a(), pair.dev_b()};
+    PlacedPair placed;
+    if (!placed.why_not().empty()) GTEST_SKIP() << placed.why_not();
     run_sos_pairs({.inject = true, .selective = true, .cntr_on_region = false, .spin = false});
-    g_netns = {};
 }
 
 }  // namespace
