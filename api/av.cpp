@@ -5,7 +5,7 @@
 #include "runtime/av/av.h"
 #include "runtime/domain.h"
 #include "runtime/fid_cast.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

@@ -9,7 +9,7 @@
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/fid_cast.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>

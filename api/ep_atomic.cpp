@@ -4,7 +4,7 @@
 // executed by the target.
 #include "api/ep_data.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mapped_keys.h"
 #include "runtime/proto/atomic_ops.h"

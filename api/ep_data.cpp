@@ -7,7 +7,7 @@
 #include "api/objects.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/lock.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
 

@@ -5,7 +5,7 @@
 
 #include "runtime/proto/fast_path.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mapped_keys.h"
 

@@ -4,7 +4,7 @@
 #include "api/objects.h"
 #include "runtime/cq/trywait.h"
 #include "runtime/fabric.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>

@@ -3,7 +3,7 @@
 #include "api/export.h"
 #include "api/provider_abi.h"
 #include "runtime/info/c_enum.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <cstdarg>
 #include <cstdio>

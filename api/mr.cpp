@@ -8,7 +8,7 @@
 #include "runtime/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/info/c_enum.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mr.h"
 

@@ -1,7 +1,7 @@
 // fi_open: libfabric's entry for named services outside the fabric hierarchy (e.g. its
 // "mr_cache" monitor service). ufi offers none yet: -FI_ENOSYS, with a note in the log.
 #include "api/export.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>

@@ -3,10 +3,10 @@
 // fi_getparams lists ufi's own variables too, so `fi_info -e` shows everything ufi reads.
 #include "api/export.h"
 #include "api/provider_abi.h"
-#include "runtime/config/config.h"
-#include "runtime/config/parse.h"
+#include "base/config/config.h"
+#include "base/config/parse.h"
 #include "runtime/info/c_enum.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>

@@ -6,7 +6,7 @@
 #include "runtime/info/hint_match.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/provider_info.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/discovery.h"
 #include "transports/resource.h"
 

@@ -1,7 +1,7 @@
 #include "runtime/fabric.h"
 
 #include "runtime/info/provider_info.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

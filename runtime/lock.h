@@ -4,15 +4,15 @@
 // plain std::mutex, since setup calls are rare and their callers may be any thread.
 #pragma once
 
-#include "transports/spin_lock.h"
+#include "base/spin_lock.h"
 
 #include <atomic>
 #include <mutex>
 
 namespace ufi::runtime {
 
-using transports::spin_wait;
-using transports::SpinLock;
+using base::spin_wait;
+using base::SpinLock;
 
 // A SpinLock that the threading policy may switch off when the object is made: for objects
 // whose hot calls are not chosen through an ops table (CQ rings, counters' sources, the

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Enforces the layer rules of DESIGN.md on every #include (dependencies point down):
-#   tools/      -> tools/ only (plus the public <rdma/...> and <ufi/...> headers)
-#   api/        -> api/, runtime/
-#   runtime/    -> runtime/, transports/           (never api/ or tools/)
-#   transports/ -> transports/, runtime/config/, runtime/log/
-#   runtime/config/, runtime/log/ (the service layer) -> each other only
+#   tools/      -> tools/ only (plus the public headers of include/)
+#   api/        -> api/, runtime/, base/        (the C face)
+#   runtime/    -> runtime/, transports/, base/ (never api/ or tools/)
+#   transports/ -> transports/, base/
+#   base/       -> base/ only; inside it, base/config/ never includes base/log/ (the log
+#                  reads its settings from the config registry, not the other way round)
+#   include/    -> include/ only (the public headers: <rdma/...>, <ufi/...>)
 # and only transports/ includes UCX and hwloc headers (<uct/...>, <ucs/...>, <ucm/...>,
 # <hwloc...>): every other layer reaches them through a transports/ function.
 # Quoted includes are project paths; angle-bracket ones are checked for UCX and hwloc only.
@@ -15,11 +17,13 @@ cd "${1:-$(dirname "$0")/..}" || exit 2
 allowed() {  # allowed <file> <included path>
   local file=$1 inc=$2
   case "$file" in
-    runtime/config/*|runtime/log/*) [[ $inc == runtime/config/* || $inc == runtime/log/* ]] ;;
-    transports/*) [[ $inc == transports/* || $inc == runtime/config/* || $inc == runtime/log/* ]] ;;
-    runtime/*) [[ $inc == runtime/* || $inc == transports/* ]] ;;
-    api/*) [[ $inc == api/* || $inc == runtime/* ]] ;;
+    base/config/*) [[ $inc == base/* && $inc != base/log/* ]] ;;
+    base/*) [[ $inc == base/* ]] ;;
+    transports/*) [[ $inc == transports/* || $inc == base/* ]] ;;
+    runtime/*) [[ $inc == runtime/* || $inc == transports/* || $inc == base/* ]] ;;
+    api/*) [[ $inc == api/* || $inc == runtime/* || $inc == base/* ]] ;;
     tools/*) [[ $inc == tools/* ]] ;;
+    include/*) [[ $inc == rdma/* || $inc == ufi/* ]] ;;
     *) return 0 ;;
   esac
 }
@@ -38,10 +42,10 @@ system_allowed() {  # system_allowed <file> <included path>
 list_files() {
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1 &&
      [ "$(git rev-parse --show-prefix 2>/dev/null)" = "" ]; then
-    git ls-files 'api/*.cpp' 'api/*.h' 'runtime/*' 'transports/*' 'tools/*' |
+    git ls-files 'api/*' 'base/*' 'include/*' 'runtime/*' 'transports/*' 'tools/*' |
       grep -E '\.(c|cc|cpp|h|hpp)$'
   else
-    find api runtime transports tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' \
+    find api base include runtime transports tools -type f \( -name '*.c' -o -name '*.cc' -o -name '*.cpp' \
       -o -name '*.h' -o -name '*.hpp' \) 2>/dev/null | sort
   fi
 }

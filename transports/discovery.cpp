@@ -2,7 +2,7 @@
 
 #include "transports/iface/fifo_tuning.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/net_interfaces.h"
 #include "transports/ucx_handles.h"
 

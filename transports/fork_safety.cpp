@@ -1,20 +1,16 @@
 #include "transports/fork_safety.h"
 
-#include <pthread.h>
-
 #include <atomic>
 
 namespace ufi::transports::fork {
 
 namespace {
 
-std::atomic<unsigned> g_generation{0};
 std::atomic<int> g_async_thread_users{0};  // AsyncThreadUse objects of this generation
 std::atomic<bool> g_async_thread_inherited{false};
 
-// Runs in the child, which has one thread: nothing else reads these yet.
-void in_child() {
-    g_generation.fetch_add(1, std::memory_order_relaxed);
+// Runs in the child (base::fork's hook), which has one thread: nothing else reads these yet.
+void in_child() noexcept {
     if (g_async_thread_users.load(std::memory_order_relaxed) > 0) {
         g_async_thread_inherited.store(true, std::memory_order_relaxed);
     }
@@ -22,18 +18,13 @@ void in_child() {
 }
 
 void install() noexcept {
-    // Once, before the first handle records a generation: a fork earlier than that cannot
-    // leave an inherited handle behind.
-    static const bool installed = pthread_atfork(nullptr, nullptr, in_child) == 0;
+    // Once, before the first AsyncThreadUse is counted: a fork earlier than that cannot
+    // inherit an async thread.
+    static const bool installed = base::fork::set_child_hook(&in_child);
     (void)installed;
 }
 
 }  // namespace
-
-unsigned generation() noexcept {
-    install();
-    return g_generation.load(std::memory_order_relaxed);
-}
 
 bool async_thread_inherited() noexcept {
     install();
@@ -41,6 +32,7 @@ bool async_thread_inherited() noexcept {
 }
 
 AsyncThreadUse::AsyncThreadUse() noexcept : generation_(generation()) {
+    install();
     g_async_thread_users.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -14,16 +14,13 @@
 // events instead (UCS_ASYNC_MODE_POLL).
 #pragma once
 
+#include "base/fork_generation.h"
+
 namespace ufi::transports::fork {
 
-// 0 in the first process; each fork() child gets a new value (a pthread_atfork handler,
-// installed by the first call, before any handle can exist).
-unsigned generation() noexcept;
-
-// True when something made in generation `made_in` belongs to an ancestor process.
-inline bool inherited(unsigned made_in) noexcept {
-    return made_in != generation();
-}
+// The generation of a handle (base/fork_generation.h).
+using base::fork::generation;
+using base::fork::inherited;
 
 // True in a fork() child (or a descendant of one) of a process that had an async context in a
 // thread mode open (counted by AsyncThreadUse) when it forked: UCX's async thread is not

@@ -1,7 +1,7 @@
 #include "transports/selection_config.h"
 
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
+#include "base/config/config.h"
+#include "base/log/log.h"
 
 #include <algorithm>
 #include <array>

@@ -15,7 +15,7 @@
 // "mlx5_0" every port of mlx5_0, "eth0" the interface. It never filters
 // shared-memory, self or accelerator resources.
 //
-// Parsing is pure: it takes the raw lists (as runtime/config's get_list returns
+// Parsing is pure: it takes the raw lists (as base/config's get_list returns
 // them, or plain comma strings) and returns diagnostics as data.
 #pragma once
 

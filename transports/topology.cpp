@@ -1,6 +1,6 @@
 #include "transports/topology.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <hwloc.h>
 

@@ -5,12 +5,12 @@
 #include "runtime/av/socket_format.h"
 
 #include "runtime/av/addr_encoding.h"
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/domain.h"
 #include "runtime/eq/binding.h"
 #include "runtime/info/c_enum.h"
 #include "runtime/lock.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/address.h"
 #include "transports/address_svc.h"
 

@@ -6,7 +6,7 @@
 #include "runtime/av/addr_encoding.h"
 #include "runtime/av/av.h"
 #include "runtime/eq/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/address.h"
 #include "runtime/av/socket_format.h"
 #include "transports/address_svc.h"

@@ -9,8 +9,8 @@
 // existing file finds a table whose users all died, and deletes it the same way. Chunk files
 // carry the table's random generation in their name, so a new table never meets an old one's.
 #include "runtime/av/backing.h"
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
+#include "base/config/config.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

@@ -1,7 +1,7 @@
 #include "runtime/av/table.h"
 
 #include "runtime/av/addr_encoding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

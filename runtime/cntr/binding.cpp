@@ -4,7 +4,7 @@
 
 #include "runtime/cntr/cntr.h"
 #include "runtime/fid_cast.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

@@ -1,7 +1,7 @@
 #include "runtime/cntr/cntr.h"
 
 #include "runtime/domain.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

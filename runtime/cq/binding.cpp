@@ -3,7 +3,7 @@
 
 #include "runtime/cq/cq.h"
 #include "runtime/fid_cast.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

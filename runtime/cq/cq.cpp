@@ -1,10 +1,10 @@
 #include "runtime/cq/cq.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 
 #include "runtime/cq/err_data.h"
 #include "runtime/domain.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

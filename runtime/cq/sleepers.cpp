@@ -1,7 +1,7 @@
 #include "runtime/cq/sleepers.h"
 
 #include "runtime/cq/wait.h"
-#include "transports/fork_safety.h"
+#include "base/fork_generation.h"
 
 #include <sched.h>
 
@@ -14,7 +14,7 @@ namespace {
 constexpr uint64_t kCountMask = 0xffffffffULL;
 
 uint64_t generation_bits() noexcept {
-    return static_cast<uint64_t>(transports::fork::generation()) << 32;
+    return static_cast<uint64_t>(base::fork::generation()) << 32;
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include "runtime/cntr/cntr.h"
 #include "runtime/cq/cq.h"
 #include "runtime/eq/eq.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

@@ -1,8 +1,8 @@
 #include "runtime/cq/wait.h"
 
 #include "runtime/info/c_enum.h"
-#include "runtime/log/log.h"
-#include "transports/fork_safety.h"
+#include "base/log/log.h"
+#include "base/fork_generation.h"
 
 #include <rdma/fi_errno.h>
 
@@ -111,7 +111,7 @@ WaitObject::~WaitObject() {
 int WaitObject::open(Kind kind, bool serialized) noexcept {
     kind_ = kind;
     serialized_ = serialized;
-    generation_ = transports::fork::generation();
+    generation_ = base::fork::generation();
     if (kind != Kind::Fd && kind != Kind::PollFd) return 0;
     event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (event_fd_ < 0) return errno_to_fi(errno);
@@ -156,7 +156,7 @@ void WaitObject::reset() noexcept {
 }
 
 bool WaitObject::inherited() const noexcept {
-    return transports::fork::inherited(generation_);
+    return base::fork::inherited(generation_);
 }
 
 void WaitObject::interrupt() noexcept {

@@ -134,7 +134,7 @@ class WaitObject {
     std::atomic<bool> signaled_{false};
     std::atomic<int> watchers_{0};
     std::atomic<bool> exported_{false};
-    unsigned generation_ = 0;  // transports::fork::generation() at open
+    unsigned generation_ = 0;  // base::fork::generation() at open
 };
 
 // fi_control(FI_GETWAIT / FI_GETWAITOBJ) on an object with this wait object:

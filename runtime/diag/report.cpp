@@ -1,6 +1,6 @@
 #include "runtime/diag/report.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/info/getinfo.h"
 #include "runtime/info/provider_info.h"
 #include "runtime/version.h"

@@ -1,7 +1,7 @@
 #include "runtime/ep/endpoint.h"
 
 #include "runtime/av/av.h"
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/av/binding.h"
 #include "runtime/av/socket_format.h"
 #include "runtime/cntr/binding.h"
@@ -17,7 +17,7 @@
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/names.h"
 #include "runtime/info/provider_info.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/ucs_status.h"
 #include "transports/address_name.h"

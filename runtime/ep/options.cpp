@@ -1,6 +1,6 @@
 #include "runtime/ep/options.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>

@@ -1,7 +1,7 @@
 #include "runtime/ep/progress_thread.h"
 
-#include "runtime/log/log.h"
-#include "transports/fork_safety.h"
+#include "base/log/log.h"
+#include "base/fork_generation.h"
 
 #include <rdma/fi_errno.h>
 
@@ -31,7 +31,7 @@ int ProgressThread::start(const ProgressSource &source) noexcept {
         return -FI_EOTHER;
     }
     stopping_.store(false);
-    generation_ = transports::fork::generation();
+    generation_ = base::fork::generation();
     try {
         thread_ = std::make_unique<std::thread>([this] { run(); });
     } catch (const std::system_error &e) {
@@ -50,7 +50,7 @@ int ProgressThread::start(const ProgressSource &source) noexcept {
 
 void ProgressThread::stop() noexcept {
     if (thread_ == nullptr) return;
-    if (transports::fork::inherited(generation_)) {
+    if (base::fork::inherited(generation_)) {
         // A fork child: the thread stayed in the parent; joining would wait forever.
         (void)thread_.release();  // NOLINT: intentionally not destroyed (it would terminate)
         ::close(stop_fd_);

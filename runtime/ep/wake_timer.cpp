@@ -1,6 +1,6 @@
 #include "runtime/ep/wake_timer.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <sys/timerfd.h>
 #include <unistd.h>

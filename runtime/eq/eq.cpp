@@ -2,7 +2,7 @@
 
 #include "runtime/cq/err_data.h"
 #include "runtime/fabric.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_errno.h>
 

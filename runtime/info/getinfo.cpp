@@ -1,15 +1,15 @@
 #include "runtime/info/getinfo.h"
 
 #include "runtime/av/socket_format.h"
-#include "runtime/config/config.h"
-#include "runtime/config/filter.h"
+#include "base/config/config.h"
+#include "base/config/filter.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/names.h"
 #include "runtime/info/offers.h"
 #include "runtime/info/provider_info.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/address.h"
 #include "transports/address_svc.h"
 

@@ -1,7 +1,7 @@
 #include "runtime/info/offers.h"
 
 #include "runtime/info/capabilities.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/address.h"
 #include "transports/address_name.h"
 #include "transports/address_svc.h"

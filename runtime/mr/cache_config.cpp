@@ -1,6 +1,6 @@
 #include "runtime/mr/cache_config.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 
 namespace ufi::runtime::mr {
 

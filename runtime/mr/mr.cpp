@@ -7,7 +7,7 @@
 #include "runtime/ep/binding.h"
 #include "runtime/mr/binding.h"
 #include "runtime/eq/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/mr/address_probe.h"
 #include "runtime/mr/limits.h"
 #include "runtime/ucs_status.h"

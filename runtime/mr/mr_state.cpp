@@ -1,8 +1,8 @@
 #include "runtime/mr/mr_state.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/domain.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/resource.h"
 
 #include <atomic>

@@ -6,7 +6,7 @@
 // this way, on every transport; the operations ride the peer's send queue in order with its
 // messages and RMA.
 #include "runtime/cntr/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/proto/atomic_ops.h"
 #include "runtime/proto/data_path.h"

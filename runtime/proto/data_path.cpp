@@ -3,10 +3,10 @@
 #include "runtime/proto/data_path.h"
 
 #include "runtime/cntr/binding.h"
-#include "runtime/config/config.h"
-#include "runtime/config/parse.h"
+#include "base/config/config.h"
+#include "base/config/parse.h"
 #include "runtime/cq/cq.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
 

@@ -6,7 +6,7 @@
 #include "runtime/av/socket_format.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"

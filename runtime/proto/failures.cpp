@@ -1,7 +1,7 @@
 // A peer that died or whose connection broke: the transports report it (tcp by itself, shared
 // memory only when asked with uct_ep_check, which a dead process cannot answer), and every
 // operation towards it completes with the error, so nothing waits for it forever.
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"

@@ -3,7 +3,7 @@
 // in its queue, invisible to other receives, and is found again by the context of the peek
 // that claimed it (kept in a table here: ufi never writes into an application's context
 // without FI_CONTEXT mode).
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 

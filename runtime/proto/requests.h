@@ -4,6 +4,8 @@
 // shrinks, until the endpoint closes).
 #pragma once
 
+#include "base/intrusive_list.h"
+#include "base/pool.h"
 #include "runtime/proto/wire.h"
 #include "transports/lanes/rma_lane.h"
 
@@ -17,6 +19,10 @@
 #include <vector>
 
 namespace ufi::runtime::proto {
+
+using base::Hook;
+using base::List;
+using base::Pool;
 
 // The most buffers one operation may name (fi_info's iov_limit never exceeds it).
 inline constexpr size_t kMaxIov = 16;
@@ -106,53 +112,6 @@ struct IovList {
             at = 0;
         }
     }
-};
-
-// Intrusive doubly linked list hooks (posted receives and unexpected messages are removed from
-// the middle: matching, fi_cancel).
-template <typename T>
-struct Hook {
-    T *prev = nullptr;
-    T *next = nullptr;
-};
-
-template <typename T>
-class List {
-  public:
-    bool empty() const noexcept { return head_ == nullptr; }
-    T *front() const noexcept { return head_; }
-    void push_back(T *x) noexcept {
-        x->hook.prev = tail_;
-        x->hook.next = nullptr;
-        if (tail_) tail_->hook.next = x;
-        else head_ = x;
-        tail_ = x;
-    }
-    // Puts x before pos (pos nullptr: at the back).
-    void insert_before(T *pos, T *x) noexcept {
-        if (pos == nullptr) return push_back(x);
-        x->hook.prev = pos->hook.prev;
-        x->hook.next = pos;
-        if (pos->hook.prev) pos->hook.prev->hook.next = x;
-        else head_ = x;
-        pos->hook.prev = x;
-    }
-    void remove(T *x) noexcept {
-        if (x->hook.prev) x->hook.prev->hook.next = x->hook.next;
-        else head_ = x->hook.next;
-        if (x->hook.next) x->hook.next->hook.prev = x->hook.prev;
-        else tail_ = x->hook.prev;
-        x->hook.prev = x->hook.next = nullptr;
-    }
-    T *pop_front() noexcept {
-        T *x = head_;
-        if (x) remove(x);
-        return x;
-    }
-
-  private:
-    T *head_ = nullptr;
-    T *tail_ = nullptr;
 };
 
 // A rendezvous as RTS announced it (kept while its receive is not posted yet).
@@ -320,38 +279,6 @@ struct UnexpMsg {
     bool discarded = false;      // FI_DISCARD while fragments were still arriving
     bool sender_gone = false;    // an RTS whose sender restarted since (restart_peer): the
                                  // data it announced is gone, its receive fails
-};
-
-// A free list of T; get() reuses before it allocates.
-template <typename T>
-class Pool {
-  public:
-    // A record (a free one, else a new one: throws std::bad_alloc). The free records form a
-    // list through their own hooks (a record on it is in no other list), so taking and
-    // returning one is a couple of pointer moves, inline.
-    T *get() {
-        if (T *x = get_pooled()) return x;
-        all_.push_back(std::make_unique<T>());
-        return all_.back().get();
-    }
-    // A free record; nullptr when none is (get() would allocate).
-    T *get_pooled() noexcept {
-        T *x = free_;
-        if (x != nullptr) {
-            free_ = x->hook.next;
-            x->hook.next = nullptr;
-        }
-        return x;
-    }
-    void put(T *x) noexcept {
-        x->hook.prev = nullptr;
-        x->hook.next = free_;
-        free_ = x;
-    }
-
-  private:
-    std::vector<std::unique_ptr<T>> all_;
-    T *free_ = nullptr;
 };
 
 }  // namespace ufi::runtime::proto

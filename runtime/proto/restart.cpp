@@ -6,7 +6,7 @@
 // has other records for a transport (a new shared-memory segment) than the ones the peer had.
 // The old peer's operations then fail with FI_ECONNRESET and a fresh peer takes its index,
 // so the AV entries and directed receives that named it reach the new endpoint.
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 

@@ -18,7 +18,7 @@
 #include "runtime/cntr/access_tally.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mr_state.h"
 #include "runtime/proto/data_path.h"

@@ -8,7 +8,7 @@
 // next message at once); a send being announced is therefore never finished under that call
 // (SendReq::announcing), its caller finishes it.
 #include "runtime/cntr/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"

@@ -5,7 +5,7 @@
 // take a third message, WIREUP_ACK (wire.h).
 #include "runtime/av/addr_encoding.h"
 #include "runtime/av/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"

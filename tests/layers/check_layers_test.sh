@@ -12,12 +12,12 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # A tree that keeps every rule.
 good_tree() {  # good_tree <dir>
-  mkdir -p "$1"/{api,runtime/config,runtime/log,runtime/mr,transports/memory,tools/ufi_info}
+  mkdir -p "$1"/{api,base/config,base/log,runtime/mr,transports/memory,tools/ufi_info}
   printf '#include "runtime/mr/mr.h"\n#include <rdma/fabric.h>\n' >"$1/api/mr.cpp"
-  printf '#include "transports/memory/registration.h"\n#include "runtime/log/log.h"\n#include <vector>\n' >"$1/runtime/mr/mr.cpp"
+  printf '#include "transports/memory/registration.h"\n#include "base/log/log.h"\n#include <vector>\n' >"$1/runtime/mr/mr.cpp"
   printf '#pragma once\n#include "transports/status.h"\n' >"$1/runtime/mr/mr.h"
-  printf '#include "runtime/config/config.h"\n#include <spdlog/spdlog.h>\n' >"$1/runtime/log/output.cpp"
-  printf '#include <uct/api/uct.h>\n#include <ucs/type/status.h>\n#include <ucm/api/ucm.h>\n#include <hwloc.h>\n#include <hwloc/linux.h>\n#include "runtime/log/log.h"\n' >"$1/transports/memory/registration.cpp"
+  printf '#include "base/config/config.h"\n#include <spdlog/spdlog.h>\n' >"$1/base/log/output.cpp"
+  printf '#include <uct/api/uct.h>\n#include <ucs/type/status.h>\n#include <ucm/api/ucm.h>\n#include <hwloc.h>\n#include <hwloc/linux.h>\n#include "base/log/log.h"\n' >"$1/transports/memory/registration.cpp"
   printf '#include "tools/ufi_info/reports.h"\n#include <ufi/ufi_ext.h>\n#include <nlohmann/json.hpp>\n' >"$1/tools/ufi_info/main.cpp"
 }
 
@@ -30,15 +30,15 @@ cases=(
   "ucs-in-runtime-header|runtime/ucs_status.h|#include <ucs/type/status.h>"
   "hwloc-in-runtime|runtime/diag/report.cpp|#include <hwloc.h>"
   "hwloc-subdir-in-runtime|runtime/diag/report.cpp|#include <hwloc/linux.h>"
-  "ucm-in-service-layer|runtime/config/global.cpp|#include <ucm/api/ucm.h>"
-  "ucs-in-log|runtime/log/output.cpp|#include <ucs/debug/log.h>"
+  "ucm-in-service-layer|base/config/global.cpp|#include <ucm/api/ucm.h>"
+  "ucs-in-log|base/log/output.cpp|#include <ucs/debug/log.h>"
   "uct-in-api|api/domain.cpp|#include <uct/api/uct.h>"
   "hwloc-in-tools|tools/ufi_info/main.cpp|#include <hwloc.h>"
   "spaced-directive|runtime/mr/mr.cpp|  #  include   <uct/api/uct.h>"
   "spaced-brackets|runtime/mr/mr.cpp|#include < ucs/type/status.h >"
   "quoted-api-from-runtime|runtime/mr/mr.cpp|#include \"api/objects.h\""
   "quoted-runtime-from-transports|transports/memory/registration.cpp|#include \"runtime/mr/mr.h\""
-  "quoted-runtime-from-tools|tools/ufi_info/main.cpp|#include \"runtime/log/log.h\""
+  "quoted-runtime-from-tools|tools/ufi_info/main.cpp|#include \"base/log/log.h\""
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name file line <<<"$c"

@@ -4,7 +4,7 @@
 #include "transports/iface/net_namespace.h"
 #include "transports/lanes/record_addr.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/address_svc.h"
 
 #include <ucs/async/async_fwd.h>

@@ -1,7 +1,7 @@
 #include "transports/iface/fifo_tuning.h"
 
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
+#include "base/config/config.h"
+#include "base/log/log.h"
 #include "transports/status.h"
 
 #include <cstdlib>

@@ -1,6 +1,6 @@
 #include "transports/lanes/am_lane.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "transports/lanes/record_addr.h"
 #include "transports/selection_config.h"
 

@@ -1,6 +1,6 @@
 #include "transports/lanes/mm_fifo_head.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

@@ -1,6 +1,6 @@
 #include "transports/lanes/rma_lane.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 #include "transports/fork_safety.h"
 #include "transports/lanes/record_addr.h"
 

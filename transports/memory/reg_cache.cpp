@@ -54,7 +54,7 @@ RegCache::RegCache(const MemoryDomains &mds, CacheConfig config, unsigned reg_fl
 
 RegCache::~RegCache() {
     monitor_.stop();  // no callback runs after this
-    std::lock_guard<SpinLock> lock(mutex_);
+    std::lock_guard<base::SpinLock> lock(mutex_);
     while (!tree_.empty()) detach(tree_.begin()->second);
     // Regions still referenced here would be a caller bug (every RegionRef must be gone).
 }

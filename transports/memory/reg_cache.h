@@ -14,7 +14,7 @@
 
 #include "transports/memory/memory_monitor.h"
 #include "transports/memory/registration.h"
-#include "transports/spin_lock.h"
+#include "base/spin_lock.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -143,7 +143,7 @@ class RegCache {
     unsigned reg_flags_;
     bool caching_ = false;
     std::size_t page_size_;
-    mutable SpinLock mutex_;  // short sections (a hit is a tree lookup); misses register under it
+    mutable base::SpinLock mutex_;  // short sections (a hit is a tree lookup); misses register under it
     MemoryMonitor monitor_;
     std::map<std::uintptr_t, Region *> tree_;  // by start; non-overlapping
     Region *lru_head_ = nullptr;  // unused cached regions, most recent first

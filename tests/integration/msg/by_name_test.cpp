@@ -6,7 +6,7 @@
 // server's reply carries its full address, and the client moves to shared memory.
 #include "two_process.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"

@@ -5,8 +5,8 @@
 // "no route to host"). Every wait is bounded.
 #include "two_process.h"
 
-#include "runtime/config/config.h"
-#include "runtime/log/testing.h"
+#include "base/config/config.h"
+#include "base/log/testing.h"
 
 #include <netinet/in.h>
 

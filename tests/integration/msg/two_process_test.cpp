@@ -6,7 +6,7 @@
 // waitpid loop in the parent).
 #include "two_process.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"

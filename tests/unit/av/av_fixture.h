@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/domain.h"
-#include "runtime/log/testing.h"
+#include "base/log/testing.h"
 #include "transports/address.h"
 
 #include <rdma/fabric.h>

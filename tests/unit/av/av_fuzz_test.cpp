@@ -7,7 +7,7 @@
 
 #include "runtime/av/av.h"
 #include "runtime/av/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <climits>
 #include <random>

@@ -6,7 +6,7 @@
 // and services that are no port.
 #include "av_fixture.h"
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>

@@ -4,7 +4,7 @@
 
 #include "runtime/av/addr_encoding.h"
 #include "runtime/av/binding.h"
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 #include <climits>
 

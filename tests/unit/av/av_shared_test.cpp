@@ -7,8 +7,8 @@
 #include "runtime/av/table.h"
 #include "runtime/av/binding.h"
 
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
+#include "base/config/config.h"
+#include "base/log/log.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -7,7 +7,7 @@
 #include "runtime/cntr/access_tally.h"
 #include "runtime/cntr/cntr.h"
 #include "runtime/cq/trywait.h"
-#include "runtime/log/testing.h"
+#include "base/log/testing.h"
 
 #include <string>
 #include <thread>

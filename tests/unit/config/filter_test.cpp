@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "runtime/config/filter.h"
-#include "runtime/config/parse.h"
+#include "base/config/filter.h"
+#include "base/config/parse.h"
 
 namespace ufi::config {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "runtime/config/parse.h"
+#include "base/config/parse.h"
 
 namespace ufi::config {
 namespace {

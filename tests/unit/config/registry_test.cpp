@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/config/config.h"
-#include "runtime/config/variables.h"
+#include "base/config/config.h"
+#include "base/config/variables.h"
 
 namespace ufi::config {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "runtime/config/suggest.h"
+#include "base/config/suggest.h"
 
 namespace ufi::config {
 namespace {

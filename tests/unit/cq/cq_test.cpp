@@ -4,7 +4,7 @@
 #include "completion_fixture.h"
 
 #include "runtime/cq/cq.h"
-#include "runtime/log/testing.h"
+#include "base/log/testing.h"
 
 #include <rdma/fi_errno.h>
 

@@ -1,7 +1,7 @@
 // transports/iface: an endpoint's worker and ifaces opened on every domain ufi offers here,
 // their address records against discovery's address lengths, the shared-memory filter,
 // reachability, arming, and workers sharing a domain's memory domains. No AV needed.
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/info/getinfo.h"
 #include "transports/discovery.h"
 #include "transports/iface/endpoint_worker.h"

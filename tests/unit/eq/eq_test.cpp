@@ -5,7 +5,7 @@
 
 #include "runtime/cq/trywait.h"
 #include "runtime/eq/eq.h"
-#include "runtime/log/testing.h"
+#include "base/log/testing.h"
 
 #include <ucs/type/status.h>
 

@@ -2,8 +2,8 @@
 // and the explanation kept for ufi_info -f.
 #include "runtime/info/getinfo.h"
 #include "runtime/info/info_alloc.h"
-#include "runtime/log/log.h"
-#include "runtime/log/testing.h"
+#include "base/log/log.h"
+#include "base/log/testing.h"
 
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>

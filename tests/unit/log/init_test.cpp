@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
+#include "base/config/config.h"
+#include "base/log/log.h"
 
 namespace ufi::log::test {
 namespace {

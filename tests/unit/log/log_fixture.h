@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
-#include "runtime/log/testing.h"
+#include "base/config/config.h"
+#include "base/log/log.h"
+#include "base/log/testing.h"
 
 namespace ufi::log::test {
 

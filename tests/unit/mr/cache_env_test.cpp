@@ -2,7 +2,7 @@
 // configure it (meson runs this once per setting; MR_CACHE_TEST_SETTING names it).
 #include "mr_fixture.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/mr/mr_state.h"
 
 #include <cstdint>

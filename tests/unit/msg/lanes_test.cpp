@@ -6,7 +6,7 @@
 #include "data_path_of.h"
 #include "msg_fixture.h"
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "runtime/proto/data_path.h"
 #include "transports/address.h"
 #include "transports/lanes/mm_fifo_head.h"

@@ -12,7 +12,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Discovery on this machine (UCX 1.13 with self, posix, sysv, cma, tcp on lo and
 // eth0 here). Robust elsewhere: skips when UCT finds nothing, and only asserts
 // what must exist wherever UCX runs (self, posix, tcp/lo).
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 #include "transports/discovery.h"
 #include "transports/flag_names.h"
 

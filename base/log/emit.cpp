@@ -2,7 +2,7 @@
 #include <exception>
 #include <string>
 
-#include "runtime/log/log.h"
+#include "base/log/log.h"
 
 namespace ufi::log::detail {
 

@@ -4,7 +4,7 @@
 #include <span>
 #include <string_view>
 
-#include "runtime/config/config.h"
+#include "base/config/config.h"
 
 namespace ufi::config {
 

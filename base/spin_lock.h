@@ -8,7 +8,7 @@
 
 #include <atomic>
 
-namespace ufi::transports {
+namespace ufi::base {
 
 // One step of a spinning wait: a pause for the first spins, then yielding the core (the holder
 // may be descheduled, or in a long call).
@@ -46,4 +46,4 @@ private:
     std::atomic<bool> locked_{false};
 };
 
-}  // namespace ufi::transports
+}  // namespace ufi::base

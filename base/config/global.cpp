@@ -2,12 +2,21 @@
 // code running during exit can still read it).
 #include <unistd.h>  // environ
 
-#include "runtime/config/config.h"
-#include "runtime/log/log.h"
+#include <atomic>
+
+#include "base/config/config.h"
 
 namespace ufi::config {
 
 namespace detail {
+
+namespace {
+constinit std::atomic<FirstUseHook> first_use_hook{nullptr};
+}  // namespace
+
+void set_first_use_hook(FirstUseHook hook) noexcept {
+    first_use_hook.store(hook, std::memory_order_release);
+}
 
 Registry &raw_registry() noexcept {
     static Registry *const instance = []() noexcept {
@@ -29,7 +38,7 @@ const Registry &registry() noexcept {
 
 Registry &registry_mutable() noexcept {
     Registry &instance = detail::raw_registry();
-    log::init();  // idempotent; prints the diagnostics once
+    if (const auto hook = detail::first_use_hook.load(std::memory_order_acquire)) hook();
     return instance;
 }
 

@@ -2,7 +2,7 @@
 // A variable libfabric defines too (FI_*) has the type fi_param_get serves libfabric's
 // FI_PARAM_* type with: Size for FI_PARAM_SIZE_T (a size_t), Int and Bool for FI_PARAM_INT and
 // FI_PARAM_BOOL (an int), any other for FI_PARAM_STRING (a char *).
-#include "runtime/config/variables.h"
+#include "base/config/variables.h"
 
 namespace ufi::config {
 

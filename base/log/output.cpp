@@ -9,7 +9,7 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
-#include "runtime/log/state.h"
+#include "base/log/state.h"
 
 namespace ufi::log {
 

@@ -106,15 +106,22 @@ class Registry {
 };
 
 // The process-wide registry, built from the real environment on first use (thread-safe).
-// The first call also initialises the log (ufi::log::init()), which then prints this
-// registry's diagnostics once as WARN lines.
+// Every call also runs the first-use hook (below): the log installs ufi::log::init() there,
+// which prints this registry's diagnostics once as WARN lines.
 const Registry &registry() noexcept;
 // The same object, for define_dynamic() (fi_param_define).
 Registry &registry_mutable() noexcept;
 
 namespace detail {
-// The process-wide registry without initialising the log: for ufi::log::init() only.
+// The process-wide registry without running the first-use hook: for ufi::log::init() only.
 Registry &raw_registry() noexcept;
+
+// A function registry() and registry_mutable() call each time (it must be idempotent and
+// cheap after its first run). The log sets it when it loads, so that the configuration layer
+// needs nothing of the log above it; until then (code running in another library's static
+// constructors) the log prints the diagnostics on its own first use instead.
+using FirstUseHook = void (*)() noexcept;
+void set_first_use_hook(FirstUseHook hook) noexcept;
 }  // namespace detail
 
 }  // namespace ufi::config

@@ -1,4 +1,4 @@
-// Internal to runtime/log: the log's shared state (settings and output), created once and
+// Internal to base/log: the log's shared state (settings and output), created once and
 // never destroyed, so that code running during exit can still log.
 #pragma once
 
@@ -10,8 +10,8 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/sink.h>
 
-#include "runtime/config/filter.h"
-#include "runtime/log/log.h"
+#include "base/config/filter.h"
+#include "base/log/log.h"
 
 namespace ufi::log::detail {
 

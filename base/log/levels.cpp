@@ -1,6 +1,6 @@
 // Names of levels and subsystems, as libfabric prints them.
-#include "runtime/config/parse.h"
-#include "runtime/log/log.h"
+#include "base/config/parse.h"
+#include "base/log/log.h"
 
 namespace ufi::log {
 

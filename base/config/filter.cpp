@@ -1,6 +1,6 @@
-#include "runtime/config/filter.h"
+#include "base/config/filter.h"
 
-#include "runtime/config/parse.h"
+#include "base/config/parse.h"
 
 namespace ufi::config {
 

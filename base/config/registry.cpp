@@ -6,10 +6,10 @@
 #include <mutex>
 #include <new>
 
-#include "runtime/config/config.h"
-#include "runtime/config/parse.h"
-#include "runtime/config/suggest.h"
-#include "runtime/config/variables.h"
+#include "base/config/config.h"
+#include "base/config/parse.h"
+#include "base/config/suggest.h"
+#include "base/config/variables.h"
 
 namespace ufi::config {
 

@@ -1,10 +1,10 @@
-#include "runtime/log/testing.h"
+#include "base/log/testing.h"
 
 #include <mutex>
 
 #include <spdlog/sinks/base_sink.h>
 
-#include "runtime/log/state.h"
+#include "base/log/state.h"
 
 namespace ufi::log {
 

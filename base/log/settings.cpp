@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/config/config.h"
-#include "runtime/config/parse.h"
-#include "runtime/log/state.h"
+#include "base/config/config.h"
+#include "base/config/parse.h"
+#include "base/log/state.h"
 
 namespace ufi::log {
 
@@ -25,6 +25,13 @@ namespace {
 
 std::atomic<bool> is_ready{false};
 std::once_flag init_once;
+
+// config::registry() initialises the log (printing the registry's diagnostics at once), through
+// the hook the configuration layer offers: it includes nothing of the log.
+[[maybe_unused]] const bool registry_hook_installed = [] {
+    config::detail::set_first_use_hook(&init);
+    return true;
+}();
 
 // Recomputes the mask from the settings; the caller holds the state's mutex.
 void publish_mask(const detail::State &st) noexcept {

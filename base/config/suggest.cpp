@@ -1,4 +1,4 @@
-#include "runtime/config/suggest.h"
+#include "base/config/suggest.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "runtime/config/parse.h"
+#include "base/config/parse.h"
 
 #include <charconv>
 #include <cmath>
