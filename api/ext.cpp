@@ -1,4 +1,4 @@
-// ufi_ext_*: ufi's diagnostic reports (api/include/ufi/ufi_ext.h) for ufi_info.
+// ufi_ext_*: ufi's diagnostic reports (include/ufi/ufi_ext.h) for ufi_info.
 #include "api/export.h"
 #include "runtime/diag/report.h"
 #include "runtime/info/c_enum.h"

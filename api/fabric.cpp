@@ -2,7 +2,7 @@
 #include "api/export.h"
 #include "runtime/fid_cast.h"
 #include "api/objects.h"
-#include "runtime/cq/trywait.h"
+#include "runtime/trywait.h"
 #include "runtime/fabric.h"
 #include "base/log/log.h"
 

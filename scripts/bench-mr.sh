@@ -16,7 +16,7 @@ sys=$(ls /usr/lib/*/libfabric.so.1 2>/dev/null | head -1)
 [ -n "$sys" ] || { echo "no system libfabric.so.1 (package libfabric1)" >&2; exit 2; }
 anchor=$(mktemp)
 trap 'rm -f "$anchor"' EXIT
-cc -O2 -o "$anchor" tools/bench/mr_hit_min.c -Iapi/include "$sys"
+cc -O2 -o "$anchor" tools/bench/mr_hit_min.c -Iinclude "$sys"
 ns() { sed -n 's/.*: \([0-9.]*\) ns$/\1/p'; }
 printf '%4s %10s %10s %7s\n' run shm_ns ufi_ns ratio
 for i in $(seq "$runs"); do

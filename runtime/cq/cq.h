@@ -10,9 +10,9 @@
 #pragma once
 
 #include "runtime/cq/binding.h"
-#include "runtime/cq/sleepers.h"
-#include "runtime/cq/source_set.h"
-#include "runtime/cq/wait.h"
+#include "runtime/wait/sleepers.h"
+#include "runtime/wait/source_set.h"
+#include "runtime/wait/wait.h"
 #include "runtime/lock.h"
 
 #include <rdma/fi_eq.h>

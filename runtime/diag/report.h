@@ -1,6 +1,6 @@
 // Diagnostic reports (what ufi_info prints): plain records of key/value fields built from
 // discovery, topology, selection, the config registry and getinfo's explanations. The api
-// layer hands them out through ufi_ext_get_report (api/include/ufi/ufi_ext.h).
+// layer hands them out through ufi_ext_get_report (include/ufi/ufi_ext.h).
 #pragma once
 
 #include <cstddef>

@@ -11,8 +11,8 @@
 // used to lose it, and its waiter never finished).
 #pragma once
 
-#include "runtime/cq/sleepers.h"
-#include "runtime/cq/wait.h"
+#include "runtime/wait/sleepers.h"
+#include "runtime/wait/wait.h"
 #include "runtime/eq/binding.h"
 
 #include <rdma/fi_eq.h>

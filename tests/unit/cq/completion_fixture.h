@@ -107,6 +107,13 @@ struct PipeSource {
     }
 };
 
+// The slack allowed on top of a wait's own time: only a lost wake-up or an ignored timeout
+// exceeds it. A loaded CI machine can keep a woken thread off the CPU for a second or more,
+// so the bound is generous; whether a wait was woken or timed out is told by its result
+// (0 against -FI_ETIMEDOUT / -FI_EAGAIN), not by the clock. Lower bounds (a timeout must
+// not fire early) are exact.
+inline constexpr int64_t kSchedulingSlackMs = 5000;
+
 inline int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::steady_clock::now().time_since_epoch())

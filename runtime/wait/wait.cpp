@@ -1,4 +1,4 @@
-#include "runtime/cq/wait.h"
+#include "runtime/wait/wait.h"
 
 #include "runtime/info/c_enum.h"
 #include "base/log/log.h"

@@ -1,4 +1,4 @@
-#include "runtime/cq/trywait.h"
+#include "runtime/trywait.h"
 
 #include "runtime/cntr/cntr.h"
 #include "runtime/cq/cq.h"

@@ -1,6 +1,6 @@
-#include "runtime/cq/sleepers.h"
+#include "runtime/wait/sleepers.h"
 
-#include "runtime/cq/wait.h"
+#include "runtime/wait/wait.h"
 #include "base/fork_generation.h"
 
 #include <sched.h>

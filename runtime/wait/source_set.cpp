@@ -1,6 +1,6 @@
-#include "runtime/cq/source_set.h"
+#include "runtime/wait/source_set.h"
 
-#include "runtime/cq/wait.h"
+#include "runtime/wait/wait.h"
 
 #include <rdma/fi_errno.h>
 
