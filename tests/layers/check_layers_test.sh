@@ -12,7 +12,10 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # A tree that keeps every rule.
 good_tree() {  # good_tree <dir>
-  mkdir -p "$1"/{api,base/config,base/log,runtime/mr,transports/memory,tools/ufi_info}
+  mkdir -p "$1"/{api,base/config,base/log,include/rdma,runtime/mr,transports/memory,tools/ufi_info}
+  printf '#pragma once\n#include "base/intrusive_list.h"\n#include <memory>\n' >"$1/base/pool.h"
+  printf '#pragma once\n#include <rdma/fi_errno.h>\n#include <stdint.h>\n' >"$1/include/rdma/fabric.h"
+  printf '#include "base/config/parse.h"\n#include <string>\n' >"$1/base/config/registry.cpp"
   printf '#include "runtime/mr/mr.h"\n#include <rdma/fabric.h>\n' >"$1/api/mr.cpp"
   printf '#include "transports/memory/registration.h"\n#include "base/log/log.h"\n#include <vector>\n' >"$1/runtime/mr/mr.cpp"
   printf '#pragma once\n#include "transports/status.h"\n' >"$1/runtime/mr/mr.h"
@@ -38,7 +41,12 @@ cases=(
   "spaced-brackets|runtime/mr/mr.cpp|#include < ucs/type/status.h >"
   "quoted-api-from-runtime|runtime/mr/mr.cpp|#include \"api/objects.h\""
   "quoted-runtime-from-transports|transports/memory/registration.cpp|#include \"runtime/mr/mr.h\""
-  "quoted-runtime-from-tools|tools/ufi_info/main.cpp|#include \"base/log/log.h\""
+  "quoted-base-from-tools|tools/ufi_info/main.cpp|#include \"base/log/log.h\""
+  "log-from-config|base/config/registry.cpp|#include \"base/log/log.h\""
+  "transports-from-base|base/pool.h|#include \"transports/status.h\""
+  "runtime-from-log|base/log/output.cpp|#include \"runtime/mr/mr.h\""
+  "project-from-public-header|include/rdma/fabric.h|#include \"runtime/mr/mr.h\""
+  "uct-in-public-header|include/rdma/fabric.h|#include <uct/api/uct.h>"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name file line <<<"$c"

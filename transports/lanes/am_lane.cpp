@@ -83,7 +83,7 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
     if (lane.warms_ && cpu_prefetches_for_write()) {
         const MmFifo fifo = mm_fifo(lane.ep_.get(), iface.iface.get());
         lane.fifo_head_ = fifo.head;
-        lane.demotes_ = fifo.head != nullptr && cpu_demotes_lines() && demote_setting();
+        lane.demotes_ = fifo.head != nullptr && lanes_demote_lines() && demote_setting();
         // UCT places element i at elems + i * element size, i the head's count modulo the
         // element count (a power of two): the local iface's shape, which the peer's matches
         // (fifo_tuning.h).

@@ -2,6 +2,8 @@
 
 #include "base/log/log.h"
 
+#include <atomic>
+
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -68,6 +70,18 @@ bool cpu_demotes_lines() noexcept {
 #else
     return false;
 #endif
+}
+
+namespace {
+std::atomic<bool> g_force_demotion{false};
+}  // namespace
+
+bool lanes_demote_lines() noexcept {
+    return cpu_demotes_lines() || g_force_demotion.load(std::memory_order_relaxed);
+}
+
+void force_line_demotion_for_testing(bool on) noexcept {
+    g_force_demotion.store(on, std::memory_order_relaxed);
 }
 
 }  // namespace ufi::transports

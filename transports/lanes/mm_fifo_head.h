@@ -55,6 +55,16 @@ bool cpu_prefetches_for_write() noexcept;
 // CPU emulator (valgrind) may not know it.
 bool cpu_demotes_lines() noexcept;
 
+// Whether lanes connected now demote lines: the CPU has CLDEMOTE, or a test asked for the
+// logic to run anyway (below).
+bool lanes_demote_lines() noexcept;
+
+// For tests: lanes connected from now on demote as if the CPU had CLDEMOTE. The instruction
+// is a hint from x86's reserved-NOP space that CPUs without it run as a no-op (elsewhere
+// demote_line() is empty), so what decides which lines to demote, and when, runs and is
+// checked on every CPU, not only on the few that have the instruction.
+void force_line_demotion_for_testing(bool on) noexcept;
+
 // Moves the cache line holding `p` out of this core's caches to the shared one (L3): the
 // next core to read it finds it there instead of snooping it from this core. A hint: it
 // never faults, blocks or changes memory. (Nothing where the architecture has no such hint.)

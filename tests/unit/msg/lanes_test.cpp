@@ -357,16 +357,35 @@ TEST_F(MsgTest, ThePrimedFifoHeadIsTheOneEachSendAdvances) {
 }
 
 // Whether `lane` demotes its peer's FIFO head after an answer (AmLane::demote): a located
-// head on a CPU with CLDEMOTE, UFI_SHM_DEMOTE not turning it off (the posix_nodemote set).
+// head, lanes that demote lines (the CPU has CLDEMOTE, or the test forced the logic on),
+// UFI_SHM_DEMOTE not turning it off (the posix_nodemote set).
 bool demotes(const transports::AmLane &lane) {
-    return lane.fifo_head() != nullptr && transports::cpu_demotes_lines() &&
+    return lane.fifo_head() != nullptr && transports::lanes_demote_lines() &&
            config::registry().get_bool("UFI_SHM_DEMOTE");
 }
 
+// Unforced, the lanes demote exactly where the CPU has the instruction.
+TEST(DemoteChoice, FollowsTheCpuUnlessForced) {
+    EXPECT_EQ(transports::lanes_demote_lines(), transports::cpu_demotes_lines());
+    transports::force_line_demotion_for_testing(true);
+    EXPECT_TRUE(transports::lanes_demote_lines());
+    transports::force_line_demotion_for_testing(false);
+    EXPECT_EQ(transports::lanes_demote_lines(), transports::cpu_demotes_lines());
+}
+
 // The demotion tests start from one 8-byte message a -> b: the lanes are connected and the
-// handshake's messages are behind.
+// handshake's messages are behind. They run on every CPU: the logic is forced on where the
+// CPU lacks CLDEMOTE (the instruction is then a no-op; force_line_demotion_for_testing).
 class DemoteTest : public MsgTest {
   protected:
+    void SetUp() override {
+        transports::force_line_demotion_for_testing(true);
+        MsgTest::SetUp();
+    }
+    void TearDown() override {
+        MsgTest::TearDown();
+        transports::force_line_demotion_for_testing(false);
+    }
     void exchange_once() {
         uint64_t got = 0;
         fi_cq_tagged_entry e{};
