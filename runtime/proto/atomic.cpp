@@ -278,16 +278,4 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
     send_atomic_answer(p, h.id, 0, reads ? old : nullptr, reads ? bytes : 0);
 }
 
-// ---------------------------------------------------------------------------------------
-// Trampolines: UCT calls them with the DataPath as arg.
-
-ucs_status_t DataPath::am_atomic(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_atomic(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_atomic_resp(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_atomic_resp(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-
 }  // namespace ufi::runtime::proto

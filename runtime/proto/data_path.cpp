@@ -79,31 +79,8 @@ DataPath::DataPath(const DataPathConfig &config)
 int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept {
     try {
         std::unique_ptr<DataPath> dp(new DataPath(config));
-        struct Handler {
-            uint8_t id;
-            transports::AmHandlerFn fn;
-        };
-        const Handler handlers[] = {
-            {wire::kAmWireup, &DataPath::am_wireup},
-            {wire::kAmEager, &DataPath::counting<&DataPath::am_eager>},
-            {wire::kAmEagerFirst, &DataPath::counting<&DataPath::am_first>},
-            {wire::kAmEagerMiddle, &DataPath::am_middle},
-            {wire::kAmRts, &DataPath::am_rts},
-            {wire::kAmRtr, &DataPath::am_rtr},
-            {wire::kAmAts, &DataPath::am_ats},
-            {wire::kAmAtp, &DataPath::am_atp},
-            {wire::kAmRndvData, &DataPath::am_rndv_data},
-            {wire::kAmRmaWrite, &DataPath::counting<&DataPath::am_rma_write>},
-            {wire::kAmRmaReadReq, &DataPath::am_rma_read_req},
-            {wire::kAmRmaReadResp, &DataPath::am_rma_read_resp},
-            {wire::kAmRmaAck, &DataPath::am_rma_ack},
-            {wire::kAmAtomic, &DataPath::counting<&DataPath::am_atomic>},
-            {wire::kAmAtomicResp, &DataPath::am_atomic_resp},
-            {wire::kAmRmaWriteShort, &DataPath::counting<&DataPath::am_rma_write_short>},
-            {wire::kAmRmaWriteDone, &DataPath::am_rma_write_done},
-        };
-        for (const Handler &h : handlers) {
-            const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.fn, dp.get());
+        for (const MessageHandler &h : message_handlers()) {
+            const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.am, dp.get());
             if (status != UCS_OK) {
                 UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot install active-message handler {}: {}",
                              h.id, transports::to_string(status));
@@ -304,47 +281,6 @@ ssize_t DataPath::cancel(void *context) noexcept {
 
 bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept {
     return deliver(id, static_cast<const uint8_t *>(data), length);
-}
-
-bool DataPath::deliver(uint8_t id, const uint8_t *d, size_t length) noexcept {
-    switch (id) {
-        case wire::kAmWireup: handle_wireup(d, length); return true;
-        case wire::kAmEager: handle_eager(d, length); return true;
-        case wire::kAmEagerFirst: handle_first(d, length); return true;
-        case wire::kAmEagerMiddle: handle_middle(d, length); return true;
-        case wire::kAmRts: handle_rts(d, length); return true;
-        case wire::kAmRtr: handle_rtr(d, length); return true;
-        case wire::kAmAts: handle_ack(id, d, length); return true;
-        case wire::kAmAtp: handle_ack(id, d, length); return true;
-        case wire::kAmRndvData: handle_rndv_data(d, length); return true;
-        case wire::kAmRmaWrite: handle_rma_write(d, length); return true;
-        case wire::kAmRmaReadReq: handle_rma_read_req(d, length); return true;
-        case wire::kAmRmaReadResp: handle_rma_read_resp(d, length); return true;
-        case wire::kAmRmaAck: handle_rma_ack(d, length); return true;
-        case wire::kAmAtomic: handle_atomic(d, length); return true;
-        case wire::kAmAtomicResp: handle_atomic_resp(d, length); return true;
-        case wire::kAmRmaWriteShort: handle_rma_write_short(d, length); return true;
-        case wire::kAmRmaWriteDone: handle_rma_write_done(d, length); return true;
-        default: return false;
-    }
-}
-
-// The handlers' trampolines: UCT calls them with the DataPath as arg.
-ucs_status_t DataPath::am_wireup(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_wireup(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_eager(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_eager(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_first(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_first(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_middle(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_middle(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
 }
 
 }  // namespace ufi::runtime::proto

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -573,6 +574,12 @@ class DataPath {
     // when malformed or from no connected peer.
     bool parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept;
     void handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept;
+    void handle_ats(const uint8_t *data, size_t length) noexcept {
+        handle_ack(wire::kAmAts, data, length);
+    }
+    void handle_atp(const uint8_t *data, size_t length) noexcept {
+        handle_ack(wire::kAmAtp, data, length);
+    }
     void handle_rndv_data(const uint8_t *data, size_t length) noexcept;
     // kRndvAm: the data after RTR, from the peer's send queue.
     transports::Status push_rndv_data(Peer &p, SendReq &r) noexcept;
@@ -694,34 +701,33 @@ class DataPath {
     void write_completion(const Completion &c) noexcept;
     bool write_now(const Completion &c) noexcept;  // false: the CQ is full
 
-    // The handlers of the messages a stream is made of (eager messages and the first
-    // fragments of longer ones, writes, atomics) are installed wrapped in this: it counts
-    // them (rx_data_msgs(), for RxSlip). Control messages are not counted, nor the rest of a
-    // message already begun (eager fragments after the first, pipelined rendezvous data): a
-    // receiver that waits for the rest of one message is not behind a stream, and slipping
-    // between its fragments delayed 12-24 KiB ping-pongs by up to a tenth.
-    template <ucs_status_t (*Handler)(void *, void *, size_t, unsigned)>
-    static ucs_status_t counting(void *arg, void *data, size_t length, unsigned flags) {
-        ++static_cast<DataPath *>(arg)->rx_data_msgs_;
-        return Handler(arg, data, length, flags);
+    // The active messages this data path receives, one row each (message_handlers.cpp): the
+    // id, the member that handles it, and the function UCT calls, a trampoline into that
+    // member. A new message is an id in wire.h and one row there.
+    using Handle = void (DataPath::*)(const uint8_t *data, size_t length);
+    struct MessageHandler {
+        uint8_t id;
+        Handle handle;
+        transports::AmHandlerFn am;
+    };
+    static std::span<const MessageHandler> message_handlers() noexcept;
+    // UCT calls it with the DataPath as arg. kCounted: the messages a stream is made of
+    // (eager messages and the first fragments of longer ones, writes, atomics) are counted
+    // (rx_data_msgs(), for RxSlip). Control messages are not, nor the rest of a message
+    // already begun (eager fragments after the first, pipelined rendezvous data): a receiver
+    // that waits for the rest of one message is not behind a stream, and slipping between its
+    // fragments delayed 12-24 KiB ping-pongs by up to a tenth.
+    template <Handle H, bool kCounted>
+    static ucs_status_t trampoline(void *arg, void *data, size_t length, unsigned) noexcept {
+        auto *dp = static_cast<DataPath *>(arg);
+        if constexpr (kCounted) ++dp->rx_data_msgs_;
+        (dp->*H)(static_cast<const uint8_t *>(data), length);
+        return UCS_OK;
     }
-    static ucs_status_t am_wireup(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_eager(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_first(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_middle(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rts(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rtr(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_ats(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_atp(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rndv_data(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rma_write(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rma_read_req(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rma_read_resp(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rma_ack(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_atomic(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_atomic_resp(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rma_write_short(void *arg, void *data, size_t length, unsigned flags);
-    static ucs_status_t am_rma_write_done(void *arg, void *data, size_t length, unsigned flags);
+    template <Handle H, bool kCounted>
+    static constexpr MessageHandler row(uint8_t id) noexcept {
+        return {id, H, &trampoline<H, kCounted>};
+    }
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;
@@ -791,7 +797,7 @@ class DataPath {
     std::vector<SendReq *> retry_puts_;
 
     DataPathStats stats_;
-    uint64_t rx_data_msgs_ = 0;  // data messages arrived (counting())
+    uint64_t rx_data_msgs_ = 0;  // data messages arrived (trampoline<..., true>)
     RxSlip rx_slip_;
 
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1

@@ -973,33 +973,4 @@ void DataPath::handle_rma_write_done(const uint8_t *data, size_t length) noexcep
     finish_send_rndv(t);
 }
 
-// ---------------------------------------------------------------------------------------
-// Trampolines: UCT calls them with the DataPath as arg.
-
-ucs_status_t DataPath::am_rma_write(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rma_write(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rma_read_req(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rma_read_req(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rma_read_resp(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rma_read_resp(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rma_write_short(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rma_write_short(static_cast<const uint8_t *>(data),
-                                                         length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rma_write_done(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rma_write_done(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rma_ack(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rma_ack(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-
 }  // namespace ufi::runtime::proto

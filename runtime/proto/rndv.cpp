@@ -1165,28 +1165,4 @@ void DataPath::fail_rndv(Peer &p, bool force) noexcept {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Trampolines: UCT calls them with the DataPath as arg.
-
-ucs_status_t DataPath::am_rts(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rts(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rtr(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rtr(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_ats(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_ack(wire::kAmAts, static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_atp(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_ack(wire::kAmAtp, static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-ucs_status_t DataPath::am_rndv_data(void *arg, void *data, size_t length, unsigned) {
-    static_cast<DataPath *>(arg)->handle_rndv_data(static_cast<const uint8_t *>(data), length);
-    return UCS_OK;
-}
-
 }  // namespace ufi::runtime::proto

@@ -1,0 +1,43 @@
+// The one table of the active messages a data path receives: UCT calls each row's trampoline
+// (installed at fi_enable), and messages held while their peer was connecting, or given by
+// the tests, go through the same rows (deliver()).
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/wire.h"
+
+namespace ufi::runtime::proto {
+
+std::span<const DataPath::MessageHandler> DataPath::message_handlers() noexcept {
+    // Counted (true): the messages a stream is made of (trampoline's comment).
+    static constexpr MessageHandler kTable[] = {
+        row<&DataPath::handle_wireup, false>(wire::kAmWireup),
+        row<&DataPath::handle_eager, true>(wire::kAmEager),
+        row<&DataPath::handle_first, true>(wire::kAmEagerFirst),
+        row<&DataPath::handle_middle, false>(wire::kAmEagerMiddle),
+        row<&DataPath::handle_rts, false>(wire::kAmRts),
+        row<&DataPath::handle_rtr, false>(wire::kAmRtr),
+        row<&DataPath::handle_ats, false>(wire::kAmAts),
+        row<&DataPath::handle_atp, false>(wire::kAmAtp),
+        row<&DataPath::handle_rndv_data, false>(wire::kAmRndvData),
+        row<&DataPath::handle_rma_write, true>(wire::kAmRmaWrite),
+        row<&DataPath::handle_rma_read_req, false>(wire::kAmRmaReadReq),
+        row<&DataPath::handle_rma_read_resp, false>(wire::kAmRmaReadResp),
+        row<&DataPath::handle_rma_ack, false>(wire::kAmRmaAck),
+        row<&DataPath::handle_atomic, true>(wire::kAmAtomic),
+        row<&DataPath::handle_atomic_resp, false>(wire::kAmAtomicResp),
+        row<&DataPath::handle_rma_write_short, true>(wire::kAmRmaWriteShort),
+        row<&DataPath::handle_rma_write_done, false>(wire::kAmRmaWriteDone),
+    };
+    return kTable;
+}
+
+bool DataPath::deliver(uint8_t id, const uint8_t *data, size_t length) noexcept {
+    for (const MessageHandler &h : message_handlers()) {
+        if (h.id == id) {
+            (this->*h.handle)(data, length);
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace ufi::runtime::proto
