@@ -65,15 +65,7 @@ DataPath::DataPath(const DataPathConfig &config)
       lane_policy_(transports::LanePolicy::from_registry()),
       tx_size_(config.tx_size),
       rx_size_(config.rx_size),
-      // FI_DIRECTED_RECV covers both kinds of receive, FI_TAGGED_DIRECTED_RECV tagged ones;
-      // FI_EXACT_DIRECTED_RECV alone is FI_DIRECTED_RECV without FI_ADDR_UNSPEC, and next to
-      // either of them only takes FI_ADDR_UNSPEC away (fi_getinfo(3)).
-      directed_msg_((config.caps & FI_DIRECTED_RECV) != 0 ||
-                    ((config.caps & FI_EXACT_DIRECTED_RECV) != 0 &&
-                     (config.caps & FI_TAGGED_DIRECTED_RECV) == 0)),
-      directed_tagged_((config.caps & (FI_DIRECTED_RECV | FI_TAGGED_DIRECTED_RECV |
-                                       FI_EXACT_DIRECTED_RECV)) != 0),
-      exact_directed_((config.caps & FI_EXACT_DIRECTED_RECV) != 0),
+      source_rule_(SourceRule::from_caps(config.caps)),
       tagged_multi_recv_((config.caps & FI_TAGGED_MULTI_RECV) != 0) {}
 
 int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept {
@@ -251,7 +243,7 @@ void DataPath::finish_send(SendReq *r, int error) noexcept {
 
 ssize_t DataPath::cancel(void *context) noexcept {
     if (context == nullptr) return 0;  // an operation without context cannot be named
-    for (List<RecvReq> *list : {&posted_msg_, &posted_tagged_}) {
+    for (List<RecvReq> *list : {&match_.posted(false), &match_.posted(true)}) {
         for (RecvReq *r = list->front(); r != nullptr; r = r->hook.next) {
             if (r->context != context) continue;
             list->remove(r);

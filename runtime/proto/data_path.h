@@ -9,6 +9,7 @@
 #pragma once
 
 #include "runtime/av/binding.h"
+#include "runtime/proto/match.h"
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
 #include "runtime/proto/rx_slip.h"
@@ -482,7 +483,6 @@ class DataPath {
     // Returns a completed receive record to its pool; FI_MULTI_RECV when it was the last
     // message of a released multi-receive buffer (which is retired too).
     uint64_t retire_recv(RecvReq *r) noexcept;
-    UnexpMsg *match_unexpected(const RecvReq &r) noexcept;
     // A receive got its message (msg_len bytes, copied in): its completion and counter, the
     // record back to its pool. Inline (fast_path.h); the uncommon cases are
     // complete_recv_slow(). Always inlined: GCC kept it out of line, and its six arguments'
@@ -740,9 +740,7 @@ class DataPath {
     mr::MrState *mr_state_ = nullptr;
     mr::MrState *rma_keys() noexcept;
     size_t rx_posted_ = 0;
-    bool directed_msg_;       // receives match their source (FI_DIRECTED_RECV)
-    bool directed_tagged_;    // tagged ones do (also FI_TAGGED_DIRECTED_RECV)
-    bool exact_directed_;     // FI_EXACT_DIRECTED_RECV: FI_ADDR_UNSPEC is refused there
+    SourceRule source_rule_;  // which receives match their source (FI_*DIRECTED_RECV)
     bool tagged_multi_recv_;  // FI_TAGGED_MULTI_RECV: FI_MULTI_RECV on tagged receives
     // The peer index a receive (or FI_PEEK) from `src` matches: kNoPeer for any source;
     // -FI_EINVAL in *rc when src names nothing or is FI_ADDR_UNSPEC where the source must be
@@ -781,10 +779,7 @@ class DataPath {
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;
     Pool<UnexpMsg> unexp_pool_;
-    List<RecvReq> posted_msg_;
-    List<RecvReq> posted_tagged_;
-    List<UnexpMsg> unexp_msg_;
-    List<UnexpMsg> unexp_tagged_;
+    MatchQueues match_;  // posted receives and unexpected messages
     std::deque<Completion> overflow_;  // completions a full CQ refused, in order
     std::unordered_map<void *, UnexpMsg *> claimed_;  // FI_PEEK | FI_CLAIM, by context
 

@@ -425,9 +425,9 @@ void DataPath::drain(Peer &p) noexcept {
 // Receiving
 
 uint32_t DataPath::recv_source(fi_addr_t src, bool tagged, ssize_t &rc) noexcept {
-    if (!(tagged ? directed_tagged_ : directed_msg_)) return kNoPeer;  // src is ignored
+    if (!source_rule_.directed(tagged)) return kNoPeer;  // src is ignored
     if (src == FI_ADDR_UNSPEC) {
-        if (!exact_directed_) return kNoPeer;
+        if (!source_rule_.exact) return kNoPeer;
         UFI_LOG_INFO(Subsys::EpData,
                      "receive from FI_ADDR_UNSPEC on an FI_EXACT_DIRECTED_RECV endpoint");
         rc = -FI_EINVAL;
@@ -487,12 +487,11 @@ void DataPath::deliver_unexpected(RecvReq *r, UnexpMsg *u) noexcept {
 
 ssize_t DataPath::post_recv(RecvReq *r) noexcept {
     ++rx_posted_;
-    List<UnexpMsg> &unexp = r->tagged ? unexp_tagged_ : unexp_msg_;
     if (r->multi) {
         // A multi-receive buffer takes every waiting message that fits, in order.
-        (r->tagged ? posted_tagged_ : posted_msg_).push_back(r);
-        while (!r->released && !unexp.empty()) {
-            UnexpMsg *u = match_unexpected(*r);
+        match_.post(r);
+        while (!r->released && match_.has_unexpected(r->tagged)) {
+            UnexpMsg *u = match_.first_unexpected(*r);
             if (u == nullptr) break;
             RecvReq *part = place_in(r, u->total);
             if (part == nullptr) break;  // out of memory: the message waits
@@ -500,20 +499,20 @@ ssize_t DataPath::post_recv(RecvReq *r) noexcept {
             // and retire the buffer's record (back to the pool, `released` cleared), so the
             // loop must not look at r again.
             const bool last = r->released;
-            unexp.remove(u);
+            match_.remove_unexpected(u);
             deliver_unexpected(part, u);
             if (last) break;
         }
         return 0;
     }
-    if (!unexp.empty()) {
-        if (UnexpMsg *u = match_unexpected(*r)) {
-            unexp.remove(u);
+    if (match_.has_unexpected(r->tagged)) {
+        if (UnexpMsg *u = match_.first_unexpected(*r)) {
+            match_.remove_unexpected(u);
             deliver_unexpected(r, u);
             return 0;
         }
     }
-    (r->tagged ? posted_tagged_ : posted_msg_).push_back(r);
+    match_.post(r);
     return 0;
 }
 
@@ -540,7 +539,7 @@ RecvReq *DataPath::place_in(RecvReq *m, size_t len) noexcept {
     const size_t min_left = cfg_.min_multi_recv != nullptr ? *cfg_.min_multi_recv : 0;
     if (m->iov.total - m->multi_offset < std::max<size_t>(min_left, 1)) {
         m->released = true;  // its last message's completion carries FI_MULTI_RECV
-        (m->tagged ? posted_tagged_ : posted_msg_).remove(m);
+        match_.unpost(m);
     }
     return r;
 }
@@ -566,14 +565,6 @@ ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_
     if (r == nullptr) return rc;
     r->iov.set(buf, len);
     return post_recv(r);
-}
-
-UnexpMsg *DataPath::match_unexpected(const RecvReq &r) noexcept {
-    const List<UnexpMsg> &list = r.tagged ? unexp_tagged_ : unexp_msg_;
-    for (UnexpMsg *u = list.front(); u != nullptr; u = u->hook.next) {
-        if (u->claim_ctx == nullptr && recv_matches(r, u->src, u->tagged, u->tag)) return u;
-    }
-    return nullptr;
 }
 
 [[gnu::noinline]] void DataPath::complete_recv_slow(RecvReq *r, uint32_t src, uint32_t wire_flags,
@@ -704,7 +695,7 @@ void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
     try {
         UnexpMsg *u = new_unexpected(h, cq_data, len, len);
         u->bytes.assign(payload, payload + len);
-        (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
+        match_.add_unexpected(u);
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
                      len);
@@ -760,7 +751,7 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
         // message must not make this side allocate it before the bytes come).
         u->bytes.assign(payload, payload + len);
         u->bytes.reserve(std::min<size_t>(f.total, kUnexpectedReserve));
-        (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
+        match_.add_unexpected(u);
         p.rx_unexp = u;
         ++partial_rx_;
     } catch (const std::bad_alloc &) {
@@ -806,7 +797,7 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
                          "out of memory: an unexpected message of {} bytes is dropped", u->total);
             u->discarded = true;
             if (u->claimed == nullptr) {
-                (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
+                match_.remove_unexpected(u);
                 if (u->claim_ctx != nullptr) claimed_.erase(u->claim_ctx);
                 u->claim_ctx = nullptr;
             }

@@ -82,7 +82,7 @@ void DataPath::drop_gone_peer(Peer &p) noexcept {
     p.aux.reset();
     p.p2p.reset();
     fail_rndv(p, true);
-    for (List<UnexpMsg> *q : {&unexp_tagged_, &unexp_msg_}) {
+    for (List<UnexpMsg> *q : {&match_.unexpected(true), &match_.unexpected(false)}) {
         for (UnexpMsg *u = q->front(); u != nullptr; u = u->hook.next) {
             if (u->src == p.local_idx && u->rts) u->sender_gone = true;
         }

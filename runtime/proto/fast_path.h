@@ -203,13 +203,11 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
     // unexpected to match, room, a pooled record, not a multi-receive buffer.
     flush_demote();  // (a receive posted: the answer before it went out, its peer reads next)
     uint32_t from = kNoPeer;
-    if ((tagged ? directed_tagged_ : directed_msg_) && (src != FI_ADDR_UNSPEC || exact_directed_)) {
+    if (source_rule_.directed(tagged) && (src != FI_ADDR_UNSPEC || source_rule_.exact)) {
         from = cached_peer(src);  // FI_ADDR_UNSPEC (exact directed: refused) holds none
         if (from == kNoPeer) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
     }
-    List<RecvReq> &posted = tagged ? posted_tagged_ : posted_msg_;
-    if ((flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ ||
-        !(tagged ? unexp_tagged_ : unexp_msg_).empty()) {
+    if ((flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ || match_.has_unexpected(tagged)) {
         return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
     }
     RecvReq *r = recv_pool_.get_pooled();
@@ -217,28 +215,17 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
     fill_recv(r, from, context, flags, tag, ignore, tagged);
     r->iov.set(buf, len);
     ++rx_posted_;
-    posted.push_back(r);
+    match_.post(r, tagged);
     return 0;
-}
-
-// Whether posted receive r takes a message from peer `src` (kNoPeer: unknown) with `tag`.
-inline bool recv_matches(const RecvReq &r, uint32_t src, bool tagged, uint64_t tag) noexcept {
-    if (r.tagged != tagged) return false;
-    if (r.src != kNoPeer && r.src != src) return false;
-    return !tagged || ((r.tag ^ tag) & ~r.ignore) == 0;
 }
 
 inline RecvReq *DataPath::match_posted(uint32_t src, bool tagged, uint64_t tag,
                                        size_t len) noexcept {
-    List<RecvReq> &list = tagged ? posted_tagged_ : posted_msg_;
-    for (RecvReq *r = list.front(); r != nullptr; r = r->hook.next) {
-        if (recv_matches(*r, src, tagged, tag)) {
-            if (r->multi) return place_in(r, len);  // nullptr: kept as unexpected
-            list.remove(r);
-            return r;
-        }
-    }
-    return nullptr;
+    RecvReq *r = match_.first_posted(src, tagged, tag);
+    if (r == nullptr) return nullptr;
+    if (r->multi) return place_in(r, len);  // nullptr: kept as unexpected
+    match_.unpost(r, tagged);
+    return r;
 }
 
 inline void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,

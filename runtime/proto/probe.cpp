@@ -29,7 +29,7 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
     ssize_t rc = 0;
     probe.src = recv_source(src, true, rc);
     if (rc != 0) return rc;
-    UnexpMsg *u = unexp_tagged_.empty() ? nullptr : match_unexpected(probe);
+    UnexpMsg *u = match_.has_unexpected(true) ? match_.first_unexpected(probe) : nullptr;
     Completion c{};
     c.cq = cfg_.rx_cq;
     c.context = context;
@@ -60,7 +60,7 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
         }
         u->claim_ctx = context;
     } else if (flags & FI_DISCARD) {
-        unexp_tagged_.remove(u);
+        match_.remove_unexpected(u);
         drop_unexpected(u);
     }
     if (c.cq != nullptr) write_completion(c);
@@ -78,7 +78,7 @@ ssize_t DataPath::claim(const IovList &iov, void *context, uint64_t flags) noexc
     UnexpMsg *u = it->second;
     if (flags & FI_DISCARD) {
         claimed_.erase(it);
-        unexp_tagged_.remove(u);
+        match_.remove_unexpected(u);
         Completion c{};
         c.cq = cfg_.rx_cq;
         c.context = context;
@@ -93,7 +93,7 @@ ssize_t DataPath::claim(const IovList &iov, void *context, uint64_t flags) noexc
     RecvReq *r = new_recv(FI_ADDR_UNSPEC, context, flags, u->tag, 0, true, rc);
     if (r == nullptr) return rc;  // -FI_EAGAIN: the claim holds; the caller retries
     claimed_.erase(it);
-    unexp_tagged_.remove(u);
+    match_.remove_unexpected(u);
     r->iov.assign(iov);
     ++rx_posted_;
     deliver_unexpected(r, u);

@@ -515,7 +515,7 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
         u->bytes.clear();
         u->rts = true;
         u->rts_info = std::move(info);
-        (tagged ? unexp_tagged_ : unexp_msg_).push_back(u);
+        match_.add_unexpected(u);
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous announcement is dropped");
     }

@@ -392,7 +392,7 @@ void DataPath::fail_peer(Peer &p, int error) {
             r->msg_tag = u->tag;
             complete_recv_error(r, p.local_idx, -p.fail_status, 0);
         } else if (!u->discarded) {
-            (u->tagged ? unexp_tagged_ : unexp_msg_).remove(u);
+            match_.remove_unexpected(u);
             if (u->claim_ctx != nullptr) claimed_.erase(u->claim_ctx);
         }
         retire_unexpected(u);
