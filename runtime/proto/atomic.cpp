@@ -10,6 +10,7 @@
 #include "runtime/mr/binding.h"
 #include "runtime/proto/atomic_ops.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
@@ -26,10 +27,6 @@ using log::Subsys;
 namespace tx = transports;
 
 namespace {
-
-tx::Status status_of_bcopy(ssize_t rc) {
-    return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
-}
 
 int wire_status(int32_t status) {
     return status > 0 || status < -FI_ERRNO_MAX ? -FI_EIO : status;

@@ -1,5 +1,6 @@
 // The data path's life (creation, teardown), progress and completions. Peers and the
-// handshake are in wireup.cpp, messages in eager.cpp.
+// handshake are in wireup.cpp, the send scheduler in send_queue.cpp, messages in
+// eager_send.cpp and receive.cpp.
 #include "runtime/proto/data_path.h"
 
 #include "runtime/cntr/binding.h"

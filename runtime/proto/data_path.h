@@ -54,6 +54,8 @@ struct WireupView;  // a parsed WIREUP message (wireup.cpp)
 // push(): the operation went out (RTS, an RMA's last fragment or request); the peer's answer,
 // not the queue, finishes it.
 inline constexpr transports::Status kHandedOff = UCS_INPROGRESS;
+// The lane status for "this message does not fit one active message": it goes as fragments.
+inline constexpr transports::Status kNeedsFragments = UCS_ERR_EXCEEDS_LIMIT;
 
 // UFI_RNDV_SPLIT's default: from here on, the sender's half of a shared copy comes back more
 // than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
@@ -327,7 +329,7 @@ class DataPath {
     // from an application's call (never from a handler: progress is not reentrant).
     bool relieve_lane(Peer &p) noexcept;
     // send_buffer() when the short way did not take it (`first` says why): relieve_lane() and
-    // the short way again where that may help, else send(). Out of line (eager.cpp), so
+    // the short way again where that may help, else send(). Out of line (send_queue.cpp), so
     // that the short way stays one inlined function.
     ssize_t send_buffer_otherwise(ShortSend first, const void *buf, size_t len, fi_addr_t dest,
                                   void *context, uint64_t flags, uint64_t tag, uint64_t data,
@@ -438,7 +440,7 @@ class DataPath {
     // nullptr when none. A scan, on a connection-cache miss only.
     Peer *peer_listening_at(const transports::address::EndpointAddress &a) noexcept;
 
-    // --- Sending (eager.cpp) ---
+    // --- Sending: the scheduler (send_queue.cpp), messages (eager_send.cpp) ---
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
     // the lane is full (r->offset says how far), or the lane's error.
     transports::Status push(Peer &p, SendReq &r) noexcept;
@@ -464,7 +466,7 @@ class DataPath {
     void finish_send(SendReq *r, int error) noexcept;
     void drain(Peer &p) noexcept;
 
-    // --- Receiving (eager.cpp) ---
+    // --- Receiving (receive.cpp; the queues and the rule: match.h) ---
     void handle_eager(const uint8_t *data, size_t length) noexcept;
     void handle_first(const uint8_t *data, size_t length) noexcept;
     void handle_middle(const uint8_t *data, size_t length) noexcept;

@@ -22,6 +22,7 @@
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mr_state.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
@@ -39,10 +40,6 @@ using log::Subsys;
 namespace tx = transports;
 
 namespace {
-
-tx::Status status_of_bcopy(ssize_t rc) {
-    return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
-}
 
 // One RMA_WRITE fragment or RMA_READ_REQ: header, segments, `len` bytes of `iov` from `at`.
 struct RequestFrag {
@@ -74,11 +71,6 @@ size_t pack_vector(void *dest, void *arg) {
     const auto *m = static_cast<const std::vector<uint8_t> *>(arg);
     std::memcpy(dest, m->data(), m->size());
     return m->size();
-}
-
-void put(std::vector<uint8_t> &m, const void *p, size_t n) {
-    const auto *b = static_cast<const uint8_t *>(p);
-    m.insert(m.end(), b, b + n);
 }
 
 size_t pack_response(void *dest, void *arg) {
@@ -752,12 +744,12 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
         std::vector<uint8_t> m;
         m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z +
                   segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
-        put(m, &h, sizeof h);
-        put(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
-        put(m, &z, sizeof z);
-        put(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        put(m, tl.data(), tl.size());
-        put(m, keys.data(), keys.size());
+        append_bytes(m, &h, sizeof h);
+        append_bytes(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
+        append_bytes(m, &z, sizeof z);
+        append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
+        append_bytes(m, tl.data(), tl.size());
+        append_bytes(m, keys.data(), keys.size());
         if (m.size() > p.lane.max_bcopy() || tl.size() > 255) return UCS_ERR_UNSUPPORTED;
         // The read's answer comes without data (rma_zcopy_done's offset == total).
         r.rndv_protocol = r.op == SendOp::kRead ? wire::kRndvPut : wire::kRndvGet;
@@ -787,10 +779,10 @@ tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) 
         const wire::RmaZcopyHdr z{0, static_cast<uint8_t>(tl.size()), 0, 0};
         std::vector<uint8_t> m;
         m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z + tl.size());
-        put(m, &h, sizeof h);
-        put(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
-        put(m, &z, sizeof z);
-        put(m, tl.data(), tl.size());
+        append_bytes(m, &h, sizeof h);
+        append_bytes(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
+        append_bytes(m, &z, sizeof z);
+        append_bytes(m, tl.data(), tl.size());
         if (m.size() > p.lane.max_bcopy()) return UCS_ERR_UNSUPPORTED;
         r.rndv_protocol = wire::kRndvPut;  // what RTR is checked against
         // Held before the call: over `self` all of it may run inside.

@@ -10,6 +10,7 @@
 #include "runtime/cntr/binding.h"
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
 #include "runtime/ucs_status.h"
@@ -39,23 +40,6 @@ constexpr size_t kMaxAutoRndvThresh = 4 * 1024 * 1024;
 // on loopback (ufi_perf tag_lat/tag_bw, put_lat/put_bw, UFI_TLS=tcp) the crossover lies between
 // 24 KiB (streaming) and 64 KiB (ping-pong).
 constexpr size_t kMinAutoPutRndvThresh = 32 * 1024;
-
-tx::Status status_of_bcopy(ssize_t rc) {
-    return rc >= 0 ? tx::kOk : static_cast<tx::Status>(rc);
-}
-
-// Appends raw bytes to a message being built.
-void put(std::vector<uint8_t> &m, const void *p, size_t n) {
-    const auto *b = static_cast<const uint8_t *>(p);
-    m.insert(m.end(), b, b + n);
-}
-
-// A control message built in a vector: byte 0 is its AM id, the rest its payload.
-size_t pack_bytes(void *dest, void *arg) {
-    const auto *m = static_cast<const std::vector<uint8_t> *>(arg);
-    std::memcpy(dest, m->data() + 1, m->size() - 1);
-    return m->size() - 1;
-}
 
 // The local buffers of `iov` between [at, at + len), as UCT iovs (at most `max` of them), each
 // with its registration when `regions` has one; returns how many bytes they cover.
@@ -183,69 +167,6 @@ void DataPath::choose_rndv(Peer &p) {
             p.rma_thresh);
 }
 
-tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noexcept {
-    const uint64_t op = kind == tx::RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
-    for (const auto &oi : worker_->ifaces()) {
-        if (oi->resource->tl == tl && (oi->attr.cap.flags & op) && oi->md_can_register) {
-            return oi.get();
-        }
-    }
-    return nullptr;
-}
-
-const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, const std::string &tl,
-                                           tx::RmaKind kind) noexcept {
-    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) return &p.lane.iface();
-    return rma_iface(tl, kind);
-}
-
-bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexcept {
-    if (p.rma.connected() && p.rma.iface().resource->tl == tl) return true;
-    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) {
-        // The AM lane's own endpoint: rc's only way, and on tcp one connection fewer (and
-        // faster: the puts and the messages around them share one stream).
-        tx::RmaLane::share(p.lane, p.rma);
-        return true;
-    }
-    tx::OpenIface *oi = rma_iface(tl, kind);
-    if (oi == nullptr) return false;
-    if (tl == "cma" && !tx::cross_process_copy_permitted()) return false;
-    for (const auto &rec : p.address.records) {
-        if (rec.tl != tl) continue;
-        worker_->activate(*oi);  // its completions come from its progress
-        const tx::Status s = tx::RmaLane::connect(*oi, rec, p.rma);
-        if (s == UCS_OK) return true;
-        UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect {} for rendezvous: {}",
-                     tx::address::describe(p.address), tl, tx::to_string(s));
-    }
-    return false;
-}
-
-bool DataPath::register_buffers(const tx::OpenIface &iface, const IovList &iov, size_t length,
-                                std::vector<tx::LocalRegion> &out) noexcept {
-    try {
-        out.clear();
-        out.resize(iov.count);
-        size_t covered = 0;
-        for (size_t i = 0; i < iov.count && covered < length; ++i) {
-            const size_t len = std::min(iov.v[i].len, length - covered);
-            if (len == 0) continue;
-            const tx::Status s = tx::LocalRegion::create(iface, iov.v[i].base, len, out[i]);
-            if (s != UCS_OK) {
-                UFI_LOG_INFO(Subsys::EpData, "rendezvous: cannot register {} bytes on {}: {}", len,
-                             iface.resource->label(), tx::to_string(s));
-                out.clear();
-                return false;
-            }
-            covered += len;
-        }
-        return true;
-    } catch (const std::bad_alloc &) {
-        out.clear();
-        return false;
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Sender: RTS
 
@@ -292,8 +213,8 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
                   segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
         m.push_back(wire::kAmRts);
         const wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
-        put(m, &h, sizeof h);
-        if (has_data) put(m, &r.data, sizeof r.data);
+        append_bytes(m, &h, sizeof h);
+        if (has_data) append_bytes(m, &r.data, sizeof r.data);
         wire::RtsHdr rts{};
         rts.total = r.iov.total;
         rts.send_id = r.rndv_slot;
@@ -306,12 +227,12 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
             (tl != "cma" || tx::cross_process_copy_permitted())) {
             rts.flags = wire::kRtsSenderPuts;
         }
-        put(m, &rts, sizeof rts);
-        put(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        put(m, tl.data(), tl.size());
-        put(m, keys.data(), keys.size());
+        append_bytes(m, &rts, sizeof rts);
+        append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
+        append_bytes(m, tl.data(), tl.size());
+        append_bytes(m, keys.data(), keys.size());
         if (m.size() - 1 > p.lane.max_bcopy()) return UCS_ERR_EXCEEDS_LIMIT;  // goes eager
-        const tx::Status sent = status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_bytes, &m));
+        const tx::Status sent = status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_after_id, &m));
         if (sent == tx::kOk) ++stats_.rndv_sends;  // (not the tries a full lane refused)
         return sent;
     } catch (const std::bad_alloc &) {
@@ -373,69 +294,6 @@ RecvReq *DataPath::recv_by_id(uint64_t id, uint32_t peer) noexcept {
     if (id == 0 || id >= rndv_recvs_.size()) return nullptr;
     RecvReq *r = rndv_recvs_[id];
     return r != nullptr && r->peer == peer ? r : nullptr;
-}
-
-// ---------------------------------------------------------------------------------------
-// Control messages (RTR, ATS, ATP): sent at once, or in order once the lane has room.
-
-void DataPath::send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept {
-    if (p.state == PeerState::kFailed) return;
-    if (p.ctrl.empty()) {
-        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_bytes, &m));
-        if (s == tx::kOk) return;
-        if (s != tx::kNoResource) {
-            fail_peer(p, fi_errno_of(s));
-            return;
-        }
-    }
-    try {
-        p.ctrl.push_back(std::move(m));
-        mark_busy(p);
-    } catch (const std::bad_alloc &) {
-        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous control message to {} is lost",
-                     tx::address::describe(p.address));
-    }
-}
-
-void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
-    if (p.state == PeerState::kFailed) return;
-    const wire::AckHdr a{p.remote_idx, status, which};
-    if (p.ctrl.empty() && sizeof a <= p.lane.max_short()) {
-        // One short message (no queue, no allocation): UCT's 8-byte header is the header's
-        // first half.
-        uint64_t head;
-        std::memcpy(&head, &a, sizeof head);
-        note_sent(p);
-        const tx::Status s = p.lane.send_short(id, head, &a.id, sizeof a.id);
-        if (s == tx::kOk) return;
-        if (s != tx::kNoResource) {
-            fail_peer(p, fi_errno_of(s));
-            return;
-        }
-    }
-    try {
-        std::vector<uint8_t> m;
-        m.reserve(1 + sizeof(wire::AckHdr));
-        m.push_back(id);
-        put(m, &a, sizeof a);
-        send_ctrl(p, std::move(m));
-    } catch (const std::bad_alloc &) {
-        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous acknowledgement is lost");
-    }
-}
-
-bool DataPath::drain_ctrl(Peer &p) noexcept {
-    while (!p.ctrl.empty()) {
-        std::vector<uint8_t> &m = p.ctrl.front();
-        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_bytes, &m));
-        if (s == tx::kNoResource) return false;
-        if (s != tx::kOk) {
-            fail_peer(p, fi_errno_of(s));
-            return false;
-        }
-        p.ctrl.pop_front();
-    }
-    return true;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -754,10 +612,10 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
         h.recv_id = recv_id;
         h.length = length;
         h.rkey_len = rkey_len;
-        put(m, &h, sizeof h);
-        put(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        put(m, tl.data(), tl.size());
-        put(m, keys.data(), keys.size());
+        append_bytes(m, &h, sizeof h);
+        append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
+        append_bytes(m, tl.data(), tl.size());
+        append_bytes(m, keys.data(), keys.size());
         if (segs.size() > wire::kMaxRndvSegments || m.size() - 1 > p.lane.max_bcopy()) {
             regions.clear();
             return false;
@@ -781,7 +639,7 @@ void DataPath::send_rtr_am(Peer &p, RecvReq *r) noexcept {
         h.send_id = r->send_id;
         h.recv_id = r->rndv_slot;
         h.length = r->length;
-        put(m, &h, sizeof h);
+        append_bytes(m, &h, sizeof h);
         send_ctrl(p, std::move(m));
     } catch (const std::bad_alloc &) {
         r->status = -FI_ENOMEM;

@@ -1,0 +1,83 @@
+// Control messages (RTR, ATS, ATP, RMA acknowledgements): small messages of the protocols'
+// own, sent at once when the peer's control queue is empty and the lane has room, else
+// queued in order and sent by drain_ctrl() ahead of the peer's data.
+#include "runtime/cntr/binding.h"
+#include "base/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/message_building.h"
+#include "runtime/proto/fast_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+namespace tx = transports;
+
+void DataPath::send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    if (p.ctrl.empty()) {
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_after_id, &m));
+        if (s == tx::kOk) return;
+        if (s != tx::kNoResource) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    try {
+        p.ctrl.push_back(std::move(m));
+        mark_busy(p);
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous control message to {} is lost",
+                     tx::address::describe(p.address));
+    }
+}
+
+void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    const wire::AckHdr a{p.remote_idx, status, which};
+    if (p.ctrl.empty() && sizeof a <= p.lane.max_short()) {
+        // One short message (no queue, no allocation): UCT's 8-byte header is the header's
+        // first half.
+        uint64_t head;
+        std::memcpy(&head, &a, sizeof head);
+        note_sent(p);
+        const tx::Status s = p.lane.send_short(id, head, &a.id, sizeof a.id);
+        if (s == tx::kOk) return;
+        if (s != tx::kNoResource) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+    }
+    try {
+        std::vector<uint8_t> m;
+        m.reserve(1 + sizeof(wire::AckHdr));
+        m.push_back(id);
+        append_bytes(m, &a, sizeof a);
+        send_ctrl(p, std::move(m));
+    } catch (const std::bad_alloc &) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous acknowledgement is lost");
+    }
+}
+
+bool DataPath::drain_ctrl(Peer &p) noexcept {
+    while (!p.ctrl.empty()) {
+        std::vector<uint8_t> &m = p.ctrl.front();
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_after_id, &m));
+        if (s == tx::kNoResource) return false;
+        if (s != tx::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return false;
+        }
+        p.ctrl.pop_front();
+    }
+    return true;
+}
+
+}  // namespace ufi::runtime::proto

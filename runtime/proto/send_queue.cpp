@@ -1,0 +1,246 @@
+// The send scheduler every operation goes through: fi_send*/fi_tsend* calls that the inline
+// common case (fast_path.h) did not take, then submit(), which sends at once where the peer's
+// queue is empty and the lane has room, else queues in order; push() hands one queued
+// operation to its protocol (a message, an RMA, an atomic, a read's response); drain() sends
+// what a peer's queue holds once its lane has room again.
+#include "runtime/av/binding.h"
+#include "runtime/av/socket_format.h"
+#include "runtime/cntr/binding.h"
+#include "runtime/cq/cq.h"
+#include "base/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/fast_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+#include "transports/address_name.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+
+ssize_t DataPath::send_buffer_otherwise(ShortSend first, const void *buf, size_t len,
+                                        fi_addr_t dest, void *context, uint64_t flags,
+                                        uint64_t tag, uint64_t data, bool tagged,
+                                        bool inject) noexcept {
+    const bool relieved = first != ShortSend::kNotHere;
+    if (relieved && relieve_lane(*peer_for_addr(dest))) {
+        // Room again and nothing queued: the short way after all. (Progress may have reset
+        // the peer: look it up again.)
+        if (try_send_short(peer_for_addr(dest), buf, len, context, flags, tag, data, tagged,
+                           inject) == ShortSend::kSent) {
+            return 0;
+        }
+    }
+    IovList iov;
+    iov.set(buf, len);
+    return send(iov, dest, context, flags, tag, data, tagged, inject, relieved);
+}
+
+ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64_t flags,
+                       uint64_t tag, uint64_t data, bool tagged, bool inject,
+                       bool relieved) noexcept {
+    rx_slip_.on_send();  // (RxSlip: rendezvous and fragments send no eager message first)
+    if (iov.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
+    if ((flags & FI_INJECT) &&
+        iov.total > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size)) {
+        return -FI_EMSGSIZE;
+    }
+    Peer *p = peer_for_addr(dest);
+    if (p == nullptr) return -FI_EINVAL;
+    const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
+                                ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
+    const bool completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    const bool confirm = completion && (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) != 0;
+
+    // The fast path: a connected peer with nothing waiting, a message that fits one active
+    // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
+    // request record: it is complete when the call returns.
+    if (p->state == PeerState::kConnected && p->queue.empty() && p->ctrl.empty() &&
+        tx_outstanding_ < tx_size_ &&
+        iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE) &&
+        p->rma_handed_off == 0) {
+        const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
+        if (s == transports::kOk) {
+            if (completion && cfg_.tx_cq != nullptr) {
+                Completion c{};
+                c.cq = cfg_.tx_cq;
+                c.context = context;
+                c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+                c.src = FI_ADDR_NOTAVAIL;
+                write_completion(c);
+            }
+            if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
+            return 0;
+        }
+        if (s != transports::kNoResource && s != kNeedsFragments) {
+            const int rc = fi_errno_of(s);
+            fail_peer(*p, rc);
+            return rc;
+        }
+    }
+
+    if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
+    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kFailed) return p->fail_status;
+    SendReq *r;
+    try {
+        r = send_pool_.get();
+        if (flags & FI_INJECT) {  // the buffer may be reused at once: send a copy
+            r->copy.resize(iov.total);
+            iov.copy_out(0, r->copy.data(), iov.total);
+            r->iov.set(r->copy.data(), iov.total);
+        } else {
+            r->iov.assign(iov);
+        }
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    r->op = SendOp::kMessage;
+    r->fence = (flags & FI_FENCE) != 0;
+    r->peer = p->local_idx;
+    r->tag = tag;
+    r->data = data;
+    r->wire_flags = wire_flags;
+    r->context = context;
+    r->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+    r->completion = completion;
+    r->confirm = confirm;
+    r->offset = 0;
+    r->started = false;
+    r->status = 0;
+    return submit(*p, r, relieved);
+}
+
+ssize_t DataPath::submit(Peer &p_in, SendReq *r, bool relieved) noexcept {
+    ++tx_outstanding_;
+    Peer *p = &p_in;
+    for (;;) {
+        if (p->state == PeerState::kConnected && p->queue.empty() && p->ctrl.empty()) {
+            const transports::Status s = push(*p, *r);
+            if (s == transports::kOk) {
+                finish_send(r, r->status);
+                return 0;
+            }
+            if (s == kHandedOff) return 0;  // went out: the peer's answer finishes it
+            if (s != transports::kNoResource) {
+                const int rc = fi_errno_of(s);
+                p->queue.push_back(r);
+                fail_peer(*p, rc);  // completes r (and everything queued) with the error
+                return 0;
+            }
+        }
+        // The lane full or sends waiting before this one: progress once, then try again.
+        // (r is no one's yet: progress cannot touch it. It may reset the peer in place.)
+        if (relieved || p->state != PeerState::kConnected) break;
+        relieved = true;
+        const uint32_t idx = p->local_idx;
+        const Peer *before = p;
+        const bool room = relieve_lane(*p);
+        p = peers_[idx].get();
+        if (p != before && r->started) {
+            // Reset during progress (its endpoint came back) with part of a message gone to
+            // the old one: the rest means nothing to the new one.
+            finish_send(r, -FI_ECONNRESET);
+            return 0;
+        }
+        if (!room) break;
+    }
+    if (relieved) {
+        // What progress did to the peer: a fresh one in its place (a restart) connects; a
+        // failed one fails this operation as it failed those it held.
+        if (p->state == PeerState::kKnown) connect(*p);
+        if (p->state == PeerState::kFailed) {
+            finish_send(r, p->fail_status);
+            return 0;
+        }
+    }
+    // Connecting, or the lane is full (or a fence waits): in order behind what waits already.
+    ++stats_.sends_queued;
+    p->queue.push_back(r);
+    mark_busy(*p);
+    return 0;
+}
+
+transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
+    // FI_FENCE: nothing of it goes before every earlier operation to this peer completed
+    // (earlier ones are ahead in the queue; those that went out are counted).
+    // Orderings asked for: an RMA or atomic waits behind anything that went out, a message
+    // behind RMA and atomics. Anything waits behind a write we put whose puts are not on their
+    // way yet (release_put_hold). (A target's answer to a peer's read never waits.)
+    const bool rma = r.op != SendOp::kMessage;
+    const bool answer = r.op == SendOp::kReadResp;
+    if (!r.started && !answer &&
+        ((r.fence && p.handed_off > 0) || p.put_writes_held > 0 ||
+         (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
+        return transports::kNoResource;
+    }
+    const transports::Status s = rma ? push_rma(p, r) : push_message(p, r);
+    if (s == kHandedOff && !r.handed_off) {
+        r.handed_off = true;
+        ++p.handed_off;
+        if (rma) ++p.rma_handed_off;
+    }
+    return s;
+}
+
+void DataPath::drain(Peer &p) noexcept {
+    if (p.state == PeerState::kFailed) return;
+    // Handshake messages owed to the peer go first, in this order; false: wait (no room, or
+    // the peer failed).
+    const auto owed = [&](bool &unsent, auto &&send) {
+        if (!unsent) return true;
+        const transports::Status s = send();
+        if (s == transports::kNoResource) {
+            mark_busy(p);
+            return false;
+        }
+        unsent = false;
+        if (s != transports::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return false;
+        }
+        return true;
+    };
+    if (!owed(p.reply_unsent, [&] { return send_reply(p, p.reply_status, p.reply_to, p.reply_type); }) ||
+        !owed(p.request_unsent, [&] { return send_request(p); })) {
+        return;
+    }
+    if (p.ack_unsent) {
+        // The first message on an endpoint-to-endpoint lane (or the refusal of one): before
+        // any traffic.
+        if (!owed(p.ack_unsent, [&] { return send_wireup_ack(p); })) return;
+        if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) set_connected(p);
+    }
+    if (p.state != PeerState::kConnected) return;  // the reply will mark it busy (or refuse)
+    if (!p.ctrl.empty() && !drain_ctrl(p)) {
+        if (p.state != PeerState::kFailed) mark_busy(p);
+        return;
+    }
+    while (SendReq *r = p.queue.front()) {
+        const transports::Status s = push(p, *r);
+        if (p.state == PeerState::kFailed) return;  // a handler failed it (queue completed)
+        if (s == transports::kNoResource) {
+            mark_busy(p);
+            return;
+        }
+        if (s == kHandedOff) {
+            p.queue.pop_front();
+            continue;
+        }
+        if (s != transports::kOk) {
+            fail_peer(p, fi_errno_of(s));
+            return;
+        }
+        p.queue.pop_front();
+        finish_send(r, r->status);
+    }
+}
+
+}  // namespace ufi::runtime::proto

@@ -1,0 +1,86 @@
+// The zero-copy lanes (get and put over a transport that reaches the peer's memory: cma, tcp,
+// InfiniBand): opened on first use per transport and kind, reached per peer, and the
+// registration of a message's buffers on them.
+#include "runtime/cntr/binding.h"
+#include "base/log/log.h"
+#include "runtime/proto/data_path.h"
+#include "runtime/proto/message_building.h"
+#include "runtime/proto/fast_path.h"
+#include "runtime/proto/wire.h"
+#include "runtime/ucs_status.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace ufi::runtime::proto {
+
+using log::Subsys;
+namespace tx = transports;
+
+tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noexcept {
+    const uint64_t op = kind == tx::RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
+    for (const auto &oi : worker_->ifaces()) {
+        if (oi->resource->tl == tl && (oi->attr.cap.flags & op) && oi->md_can_register) {
+            return oi.get();
+        }
+    }
+    return nullptr;
+}
+
+const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, const std::string &tl,
+                                           tx::RmaKind kind) noexcept {
+    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) return &p.lane.iface();
+    return rma_iface(tl, kind);
+}
+
+bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexcept {
+    if (p.rma.connected() && p.rma.iface().resource->tl == tl) return true;
+    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) {
+        // The AM lane's own endpoint: rc's only way, and on tcp one connection fewer (and
+        // faster: the puts and the messages around them share one stream).
+        tx::RmaLane::share(p.lane, p.rma);
+        return true;
+    }
+    tx::OpenIface *oi = rma_iface(tl, kind);
+    if (oi == nullptr) return false;
+    if (tl == "cma" && !tx::cross_process_copy_permitted()) return false;
+    for (const auto &rec : p.address.records) {
+        if (rec.tl != tl) continue;
+        worker_->activate(*oi);  // its completions come from its progress
+        const tx::Status s = tx::RmaLane::connect(*oi, rec, p.rma);
+        if (s == UCS_OK) return true;
+        UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect {} for rendezvous: {}",
+                     tx::address::describe(p.address), tl, tx::to_string(s));
+    }
+    return false;
+}
+
+bool DataPath::register_buffers(const tx::OpenIface &iface, const IovList &iov, size_t length,
+                                std::vector<tx::LocalRegion> &out) noexcept {
+    try {
+        out.clear();
+        out.resize(iov.count);
+        size_t covered = 0;
+        for (size_t i = 0; i < iov.count && covered < length; ++i) {
+            const size_t len = std::min(iov.v[i].len, length - covered);
+            if (len == 0) continue;
+            const tx::Status s = tx::LocalRegion::create(iface, iov.v[i].base, len, out[i]);
+            if (s != UCS_OK) {
+                UFI_LOG_INFO(Subsys::EpData, "rendezvous: cannot register {} bytes on {}: {}", len,
+                             iface.resource->label(), tx::to_string(s));
+                out.clear();
+                return false;
+            }
+            covered += len;
+        }
+        return true;
+    } catch (const std::bad_alloc &) {
+        out.clear();
+        return false;
+    }
+}
+
+}  // namespace ufi::runtime::proto
