@@ -787,6 +787,16 @@ class DataPath {
 
     // Rendezvous in flight, by the id their peer names them with (slot 0: none).
     std::vector<SendReq *> rndv_sends_;
+    // Where start_rndv_send() builds an RTS (kept between sends: no allocation once grown).
+    struct RtsScratch {
+        std::vector<wire::Segment> segs;
+        std::vector<uint8_t> keys;
+        std::vector<uint8_t> one_key;
+        std::vector<uint8_t> msg;
+    } rts_scratch_;
+    // Where handle_rts() parses an RTS (likewise kept), and whether a handling uses it now.
+    RtsInfo rts_in_;
+    bool rts_in_busy_ = false;
     std::vector<uint32_t> free_send_slots_;
     std::vector<RecvReq *> rndv_recvs_;
     std::vector<uint32_t> free_recv_slots_;

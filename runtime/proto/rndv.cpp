@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace ufi::runtime::proto {
 
@@ -62,9 +63,11 @@ size_t slice(const IovList &iov, size_t at, size_t len,
     return covered;
 }
 
-// The non-empty buffers of `iov` within its bytes [from, length), as wire segments.
-std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t from = 0) {
-    std::vector<wire::Segment> segs;
+// The non-empty buffers of `iov` within its bytes [from, length), as wire segments, into
+// `segs` (cleared first; its capacity kept).
+void segments_into(const IovList &iov, size_t length, std::vector<wire::Segment> &segs,
+                   size_t from = 0) {
+    segs.clear();
     size_t at = 0;  // where iov.v[i] starts in the message
     for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
         const size_t begin = std::max(at, from);
@@ -72,6 +75,11 @@ std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t
         if (begin >= end) continue;
         segs.push_back({reinterpret_cast<uint64_t>(iov.v[i].base) + (begin - at), end - begin});
     }
+}
+
+std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t from = 0) {
+    std::vector<wire::Segment> segs;
+    segments_into(iov, length, segs, from);
     return segs;
 }
 
@@ -192,13 +200,23 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
             }
         }
         const bool get = r.rndv_protocol == wire::kRndvGet;
-        std::string tl;
-        if (r.rndv_protocol != wire::kRndvAm) tl = worker_->ifaces()[p.rma_iface]->resource->tl;
-        std::vector<wire::Segment> segs;
-        std::vector<uint8_t> keys, one;
+        // The message is built in the data path's scratch buffers, whose capacity stays: an
+        // RTS allocates nothing once they have grown (it is packed out before send_bcopy
+        // returns, so a rendezvous started inside that call, over `self`, may reuse them).
+        static const std::string kNoTl;
+        const std::string &tl = r.rndv_protocol != wire::kRndvAm
+                                    ? worker_->ifaces()[p.rma_iface]->resource->tl
+                                    : kNoTl;
+        std::vector<wire::Segment> &segs = rts_scratch_.segs;
+        std::vector<uint8_t> &keys = rts_scratch_.keys;
+        std::vector<uint8_t> &one = rts_scratch_.one_key;
+        std::vector<uint8_t> &m = rts_scratch_.msg;
+        segs.clear();
+        keys.clear();
+        m.clear();
         uint16_t rkey_len = 0;
         if (get) {
-            segs = segments_of(r.iov, r.iov.total);
+            segments_into(r.iov, r.iov.total, segs);
             for (size_t i = 0; i < r.iov.count; ++i) {
                 if (r.iov.v[i].len == 0) continue;
                 const tx::Status s = r.regions[i].pack(one);
@@ -208,7 +226,6 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
             }
         }
         const bool has_data = (r.wire_flags & wire::kHasData) != 0;
-        std::vector<uint8_t> m;
         m.reserve(1 + sizeof(wire::EagerHdr) + 8 + sizeof(wire::RtsHdr) +
                   segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
         m.push_back(wire::kAmRts);
@@ -354,9 +371,22 @@ bool DataPath::parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, 
 }
 
 void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
+    // Parsed into the data path's scratch record, whose vectors keep their capacity (an RTS
+    // allocates nothing once they have grown); an RTS handled inside another's handling (over
+    // `self` a whole exchange can run inside one call) takes a record of its own.
+    RtsInfo nested;
+    const bool outer = !rts_in_busy_;
+    RtsInfo &info = outer ? rts_in_ : nested;
+    rts_in_busy_ = true;
+    struct Release {
+        bool &busy;
+        bool outer;
+        ~Release() {
+            if (outer) busy = false;
+        }
+    } release{rts_in_busy_, outer};
     wire::EagerHdr h;
     uint64_t cq_data = 0;
-    RtsInfo info;
     if (!parse_rts(data, length, h, cq_data, info) || info.total > cfg_.max_msg_size) {
         ++stats_.dropped_malformed;
         return;
@@ -372,7 +402,7 @@ void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
         UnexpMsg *u = new_unexpected(h, cq_data, info.total, info.total);
         u->bytes.clear();
         u->rts = true;
-        u->rts_info = std::move(info);
+        std::swap(u->rts_info, info);  // (the record's old buffers become the scratch's)
         match_.add_unexpected(u);
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous announcement is dropped");
@@ -433,7 +463,7 @@ void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, ui
         (!p.rma.iface().md_needs_memh ||
          register_buffers(p.rma.iface(), r->iov, r->length, r->regions))) {
         r->rndv_protocol = wire::kRndvGet;
-        r->segments = std::move(info.segments);
+        r->segments.swap(info.segments);  // (the record's old capacity becomes the scratch's)
         ++stats_.rndv_get;
         if (!start_split(p, r, info)) issue_gets(r);
         return;
