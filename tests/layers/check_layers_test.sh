@@ -61,6 +61,23 @@ for c in "${cases[@]}"; do
   passes=$((passes + 1))
 done
 
+# Two folders that include each other: one violation naming both (and a file of each).
+dir="$tmp/cycle"
+good_tree "$dir"
+mkdir -p "$dir/runtime/cq" "$dir/runtime/cntr"
+printf '#pragma once\n#include "runtime/cq/cq.h"\n' >"$dir/runtime/cntr/cntr.h"
+printf '#pragma once\n#include "runtime/mr/mr.h"\n' >"$dir/runtime/cq/cq.h"
+if out=$("$check" "$dir"); then passes=$((passes + 1)); else fail "cycle: a one-way include was rejected: $out"; fi
+printf '#include "runtime/cntr/cntr.h"\n' >>"$dir/runtime/cq/cq.h"
+out=$("$check" "$dir"); rc=$?
+if [ "$rc" -ne 1 ]; then
+  fail "cycle: exit $rc (want 1): $out"
+elif ! grep -q 'include cycle runtime/cntr <-> runtime/cq (runtime/cntr/cntr.h and runtime/cq/cq.h' <<<"$out"; then
+  fail "cycle: not named: $out"
+else
+  passes=$((passes + 1))
+fi
+
 # The repository itself keeps the rules.
 if out=$("$check"); then passes=$((passes + 1)); else fail "the repository: $out"; fi
 
