@@ -20,22 +20,24 @@ namespace ufi::runtime::proto {
 // FI_EXACT_DIRECTED_RECV alone is FI_DIRECTED_RECV without FI_ADDR_UNSPEC, and next to either
 // of them only takes FI_ADDR_UNSPEC away.
 struct SourceRule {
-    bool directed_msg = false;     // untagged receives match their source
-    bool directed_tagged = false;  // tagged ones do
-    bool exact = false;            // FI_ADDR_UNSPEC is refused where the source is matched
+    // Whether receives of each kind match their source ([0] untagged, [1] tagged): indexed by
+    // the kind, one load where a choice between two fields cost the receive path a cmov and
+    // three instructions.
+    bool directed_by_kind[2] = {false, false};
+    bool exact = false;  // FI_ADDR_UNSPEC is refused where the source is matched
 
     static SourceRule from_caps(uint64_t caps) noexcept {
         SourceRule r;
-        r.directed_msg = (caps & FI_DIRECTED_RECV) != 0 ||
-                         ((caps & FI_EXACT_DIRECTED_RECV) != 0 &&
-                          (caps & FI_TAGGED_DIRECTED_RECV) == 0);
-        r.directed_tagged =
+        r.directed_by_kind[0] = (caps & FI_DIRECTED_RECV) != 0 ||
+                                ((caps & FI_EXACT_DIRECTED_RECV) != 0 &&
+                                 (caps & FI_TAGGED_DIRECTED_RECV) == 0);
+        r.directed_by_kind[1] =
             (caps & (FI_DIRECTED_RECV | FI_TAGGED_DIRECTED_RECV | FI_EXACT_DIRECTED_RECV)) != 0;
         r.exact = (caps & FI_EXACT_DIRECTED_RECV) != 0;
         return r;
     }
     // Whether receives of this kind match their source at all (else src is ignored).
-    bool directed(bool tagged) const noexcept { return tagged ? directed_tagged : directed_msg; }
+    bool directed(bool tagged) const noexcept { return directed_by_kind[tagged ? 1 : 0]; }
 };
 
 class MatchQueues {
