@@ -19,7 +19,7 @@
 #include "runtime/info/provider_info.h"
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 #include "transports/address_name.h"
 #include "transports/iface/close_order.h"
 #include "transports/iface/endpoint_worker.h"
@@ -495,7 +495,7 @@ int Endpoint::enable() noexcept {
             }
             undo();
             // A missing md or component (NO_ELEM) means no usable device, too.
-            return status == UCS_ERR_NO_ELEM ? -FI_ENODEV : fi_errno_of(status);
+            return status == UCS_ERR_NO_ELEM ? -FI_ENODEV : transports::fi_errno_of(status);
         }
 
         address::EndpointAddress addr;

@@ -5,7 +5,7 @@
 #include "runtime/fid_cast.h"
 #include "runtime/mr/address_probe.h"
 #include "runtime/mr/mr.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -50,7 +50,7 @@ int acquire_local(Domain *domain, const void *buf, std::size_t len, transports::
     if (buf == nullptr || len == 0) return -FI_EINVAL;
     MrState *state = mr_state_of(domain);
     if (state == nullptr) return -FI_ENOMEM;
-    return fi_errno_of(state->cache->acquire(const_cast<void *>(buf), len, out));
+    return transports::fi_errno_of(state->cache->acquire(const_cast<void *>(buf), len, out));
 }
 
 const transports::MemoryDomains *memory_domains(Domain *domain) noexcept {

@@ -10,7 +10,7 @@
 #include "base/log/log.h"
 #include "runtime/mr/address_probe.h"
 #include "runtime/mr/limits.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
@@ -462,7 +462,7 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
                 UFI_LOG_WARN(Subsys::Mr, "{}: registering [{:#x}, +{}) with UCT md {} failed: {}",
                              call, segs[i].addr, segs[i].len, failed_md,
                              transports::to_string(status));
-                return fi_errno_of(status);
+                return transports::fi_errno_of(status);
             }
         }
     }
@@ -694,7 +694,7 @@ int refresh_mr(Mr *mr, std::span<const iovec> iov, std::uint64_t flags) {
             UFI_LOG_WARN(Subsys::Mr,
                          "fi_mr_refresh: registering [{:#x}, +{}) again with md {} failed: {}",
                          s.addr, s.len, failed_md, transports::to_string(status));
-            rc = fi_errno_of(status);
+            rc = transports::fi_errno_of(status);
             break;
         }
         s.region = std::move(fresh);

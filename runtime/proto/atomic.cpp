@@ -13,7 +13,7 @@
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -204,7 +204,7 @@ void DataPath::send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_
         const tx::Status s = send_packed(p, wire::kAmAtomicResp, pack_answer, &a, sizeof a.h + len);
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }

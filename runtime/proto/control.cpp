@@ -7,7 +7,7 @@
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -26,7 +26,7 @@ void DataPath::send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept {
         const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_after_id, &m));
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }
@@ -51,7 +51,7 @@ void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcep
         const tx::Status s = p.lane.send_short(id, head, &a.id, sizeof a.id);
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }
@@ -72,7 +72,7 @@ bool DataPath::drain_ctrl(Peer &p) noexcept {
         const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_after_id, &m));
         if (s == tx::kNoResource) return false;
         if (s != tx::kOk) {
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return false;
         }
         p.ctrl.pop_front();

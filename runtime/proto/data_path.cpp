@@ -9,7 +9,7 @@
 #include "runtime/cq/cq.h"
 #include "base/log/log.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -77,7 +77,7 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
             if (status != UCS_OK) {
                 UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot install active-message handler {}: {}",
                              h.id, transports::to_string(status));
-                return fi_errno_of(status);
+                return transports::fi_errno_of(status);
             }
         }
         // Slipping pays only where a FIFO in shared memory carries the messages (rx_slip.h):

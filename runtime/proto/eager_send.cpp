@@ -12,7 +12,7 @@
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 #include "transports/address_name.h"
 
 #include <rdma/fi_errno.h>
@@ -174,7 +174,7 @@ transports::Status DataPath::send_eager_zcopy(Peer &p, SendReq &r) noexcept {
     r.comp.uct.func = [](uct_completion_t *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *sr = static_cast<SendReq *>(rc->req);
-        if (c->status != UCS_OK && sr->status == 0) sr->status = fi_errno_of(c->status);
+        if (c->status != UCS_OK && sr->status == 0) sr->status = transports::fi_errno_of(c->status);
         rc->owner->finish_send_rndv(sr);
     };
     r.comp.uct.count = 1;

@@ -4,7 +4,7 @@
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -46,7 +46,7 @@ void DataPath::handle_failures() noexcept {
                 const transports::FailureCause cause = transports::failure_cause(
                     over, p.address, f.status, p.state == PeerState::kConnected,
                     left > 0 ? static_cast<int>(left) : 0);
-                const int error = fi_errno_of(cause, f.status);
+                const int error = transports::fi_errno_of(cause, f.status);
                 UFI_LOG_WARN(Subsys::EpData,
                              "peer {} failed ({} on {}{}{}): its operations complete with {}",
                              transports::address::describe(p.address),

@@ -14,7 +14,7 @@
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 #include "transports/address_name.h"
 
 #include <rdma/fi_errno.h>

@@ -25,7 +25,7 @@
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -686,7 +686,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
         }
         if (s != tx::kNoResource) {
             p.queue.push_back(r);
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }

@@ -13,7 +13,7 @@
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 
 #include <rdma/fi_errno.h>
 
@@ -505,7 +505,7 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
     r->comp.uct.func = [](uct_completion_t *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *rr = static_cast<RecvReq *>(rc->req);
-        if (c->status != UCS_OK && rr->status == 0) rr->status = fi_errno_of(c->status);
+        if (c->status != UCS_OK && rr->status == 0) rr->status = transports::fi_errno_of(c->status);
         rc->owner->gets_done(rr);
     };
     ++r->comp.uct.count;  // held until every get is issued
@@ -539,7 +539,7 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
             } else if (s != tx::kOk) {
                 UFI_LOG_INFO(Subsys::EpData, "rendezvous from {}: get failed: {}",
                              tx::address::describe(p.address), tx::to_string(s));
-                r->status = fi_errno_of(s);
+                r->status = transports::fi_errno_of(s);
                 r->issued = r->get_end;
                 if (--r->comp.uct.count == 0) gets_done(r);
                 return;
@@ -825,7 +825,7 @@ void DataPath::issue_puts(SendReq *r) noexcept {
     r->comp.uct.func = [](uct_completion_t *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *sr = static_cast<SendReq *>(rc->req);
-        if (c->status != UCS_OK && sr->status == 0) sr->status = fi_errno_of(c->status);
+        if (c->status != UCS_OK && sr->status == 0) sr->status = transports::fi_errno_of(c->status);
         rc->owner->puts_done(sr);
     };
     ++r->comp.uct.count;  // held until every put is issued
@@ -861,7 +861,7 @@ void DataPath::issue_puts(SendReq *r) noexcept {
                 UFI_LOG_INFO(Subsys::EpData, "zero copy with {}: {} failed: {}",
                              tx::address::describe(p.address), get ? "get" : "put",
                              tx::to_string(s));
-                r->status = fi_errno_of(s);
+                r->status = transports::fi_errno_of(s);
                 r->offset = r->length;
                 if (--r->comp.uct.count == 0) puts_done(r);
                 return;

@@ -11,7 +11,7 @@
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 #include "transports/address_name.h"
 
 #include <rdma/fi_errno.h>
@@ -80,7 +80,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
             return 0;
         }
         if (s != transports::kNoResource && s != kNeedsFragments) {
-            const int rc = fi_errno_of(s);
+            const int rc = transports::fi_errno_of(s);
             fail_peer(*p, rc);
             return rc;
         }
@@ -130,7 +130,7 @@ ssize_t DataPath::submit(Peer &p_in, SendReq *r, bool relieved) noexcept {
             }
             if (s == kHandedOff) return 0;  // went out: the peer's answer finishes it
             if (s != transports::kNoResource) {
-                const int rc = fi_errno_of(s);
+                const int rc = transports::fi_errno_of(s);
                 p->queue.push_back(r);
                 fail_peer(*p, rc);  // completes r (and everything queued) with the error
                 return 0;
@@ -203,7 +203,7 @@ void DataPath::drain(Peer &p) noexcept {
         }
         unsent = false;
         if (s != transports::kOk) {
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return false;
         }
         return true;
@@ -235,7 +235,7 @@ void DataPath::drain(Peer &p) noexcept {
             continue;
         }
         if (s != transports::kOk) {
-            fail_peer(p, fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));
             return;
         }
         p.queue.pop_front();

@@ -8,7 +8,7 @@
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
-#include "runtime/ucs_status.h"
+#include "transports/status.h"
 #include "transports/address_svc.h"
 
 #include <rdma/fi_errno.h>
@@ -180,7 +180,7 @@ bool DataPath::open_lane(Peer &p) {
         const transports::FailureCause cause =
             transports::failure_cause(*iface.resource, p.address, status, false,
                                       transports::kCauseProbeMs);
-        const int error = fi_errno_of(cause, status);
+        const int error = transports::fi_errno_of(cause, status);
         UFI_LOG_WARN(Subsys::EpData, "peer {}: cannot connect over {}: {}{}{}",
                      address::describe(p.address), iface.resource->label(),
                      transports::to_string(status),
@@ -281,7 +281,7 @@ void DataPath::connect(Peer &p) {
         p.request_unsent = true;  // tcp: until its own handshake completes
         mark_busy(p);
     } else if (s != transports::kOk) {
-        fail_peer(p, fi_errno_of(s));
+        fail_peer(p, transports::fi_errno_of(s));
     }
 }
 
@@ -606,7 +606,7 @@ void DataPath::handle_request(const WireupView &w) {
             p->reply_status = wire::kWireupOk;
             mark_busy(*p);
         } else if (s != transports::kOk) {
-            fail_peer(*p, fi_errno_of(s));
+            fail_peer(*p, transports::fi_errno_of(s));
             return;
         }
         if (was_waiting || !p->queue.empty()) mark_busy(*p);
