@@ -9,7 +9,10 @@
 #   include/    -> include/ only (the public headers: <rdma/...>, <ufi/...>)
 # no two folders include each other (beyond the known pairs below), and only transports/
 # includes UCX and hwloc headers (<uct/...>, <ucs/...>, <ucm/...>,
-# <hwloc...>): every other layer reaches them through a transports/ function.
+# <hwloc...>): every other layer reaches them through a transports/ function. Nor does any
+# header the other layers include, directly or through other headers: runtime/, api/ and
+# tools/ compile without UCX's and hwloc's include paths (the transports/ headers they see
+# name UCX's handles through transports/ucx_fwd.h, declarations only).
 # Quoted includes are project paths; angle-bracket ones are checked for UCX and hwloc only.
 # Usage: check-layers.sh [ROOT] (default: this repository). Exit 1 and one line per violation.
 set -uo pipefail
@@ -75,6 +78,42 @@ while IFS= read -r file; do
       violations=$((violations + 1))
     fi
   done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<[[:space:]]*\([^>[:space:]]*\)[[:space:]]*>.*/\1/p' "$file")
+done < <(list_files)
+
+# Whether a project header reaches a UCX or hwloc header through its quoted includes.
+declare -A reaches_ucx  # header -> "" (no) or the system header it reaches
+declare -A visiting
+reaches_system() {  # reaches_system <header>; sets REPLY
+  local h=$1 inc sys
+  if [ -n "${reaches_ucx[$h]+set}" ]; then REPLY=${reaches_ucx[$h]}; return; fi
+  REPLY=""
+  [ -f "$h" ] || { reaches_ucx[$h]=""; return; }
+  [ -n "${visiting[$h]:-}" ] && return  # (a cycle: decided where it started)
+  visiting[$h]=1
+  sys=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<[[:space:]]*\(\(uct\|ucs\|ucm\|ucp\)\/[^>[:space:]]*\|hwloc[^>[:space:]]*\)[[:space:]]*>.*/\1/p' "$h" | head -1)
+  if [ -n "$sys" ]; then
+    reaches_ucx[$h]="<$sys>"; REPLY="<$sys>"; return
+  fi
+  while IFS= read -r inc; do
+    [[ $inc == */* ]] || continue
+    reaches_system "$inc"
+    if [ -n "$REPLY" ]; then
+      reaches_ucx[$h]="$inc -> $REPLY"; REPLY="$inc -> $REPLY"; return
+    fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$h")
+  reaches_ucx[$h]=""
+  REPLY=""
+}
+while IFS= read -r file; do
+  case "$file" in runtime/*|api/*|tools/*) ;; *) continue ;; esac
+  while IFS= read -r inc; do
+    [[ $inc == transports/* ]] || continue
+    reaches_system "$inc"
+    if [ -n "$REPLY" ]; then
+      echo "layer violation: $file includes \"$inc\", which reaches $REPLY (the layers above transports/ compile without UCX and hwloc)"
+      violations=$((violations + 1))
+    fi
+  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
 done < <(list_files)
 
 for key in "${!edge[@]}"; do

@@ -1,9 +1,12 @@
 #include "transports/discovery.h"
 
 #include "transports/iface/fifo_tuning.h"
+#include "transports/iface/iface_caps.h"
 
 #include "base/log/log.h"
 #include "transports/net_interfaces.h"
+#include "transports/tl_resource_list.h"
+#include "transports/ucs_status.h"
 #include "transports/ucx_handles.h"
 
 #include <ucs/sys/topo/base/topo.h>
@@ -39,7 +42,7 @@ DeviceType device_type_of(uct_device_type_t t) {
     }
 }
 
-std::string failure(const std::string &what, ucs_status_t status) {
+std::string failure(const std::string &what, Status status) {
     return what + ": " + to_string(status);
 }
 
@@ -62,54 +65,21 @@ MdInfo md_info_of(const std::string &md_name, const std::string &component,
 }
 
 void copy_iface_attr(const uct_iface_attr_t &a, Resource &r) {
-    r.iface_cap_flags = a.cap.flags;
-    r.event_flags = a.cap.event_flags;
-
-    IfaceLimits &l = r.limits;
-    l.am.max_short = a.cap.am.max_short;
-    l.am.max_bcopy = a.cap.am.max_bcopy;
-    l.am.min_zcopy = a.cap.am.min_zcopy;
-    l.am.max_zcopy = a.cap.am.max_zcopy;
-    l.am.opt_zcopy_align = a.cap.am.opt_zcopy_align;
-    l.am.align_mtu = a.cap.am.align_mtu;
-    l.am.max_hdr = a.cap.am.max_hdr;
-    l.am.max_iov = a.cap.am.max_iov;
-
-    auto copy_rma = [](const auto &src, RmaLimits &dst) {
-        dst.max_short = src.max_short;
-        dst.max_bcopy = src.max_bcopy;
-        dst.min_zcopy = src.min_zcopy;
-        dst.max_zcopy = src.max_zcopy;
-        dst.opt_zcopy_align = src.opt_zcopy_align;
-        dst.align_mtu = src.align_mtu;
-        dst.max_iov = src.max_iov;
-    };
-    copy_rma(a.cap.put, l.put);
-    copy_rma(a.cap.get, l.get);
-    l.atomic32 = {a.cap.atomic32.op_flags, a.cap.atomic32.fop_flags};
-    l.atomic64 = {a.cap.atomic64.op_flags, a.cap.atomic64.fop_flags};
-    l.max_conn_priv = a.max_conn_priv;
-
-    r.device_addr_len = a.device_addr_len;
-    r.iface_addr_len = a.iface_addr_len;
-    r.ep_addr_len = a.ep_addr_len;
-
-    PerfEstimate &p = r.perf;
-    p.latency_s = a.latency.c;
-    p.latency_per_ep_s = a.latency.m;
-    p.overhead_s = a.overhead;
-    p.bandwidth_dedicated = a.bandwidth.dedicated;
-    p.bandwidth_shared = a.bandwidth.shared;
-    p.priority = a.priority;
-    p.max_num_eps = a.max_num_eps;
-    p.dev_num_paths = a.dev_num_paths;
+    const IfaceCaps c = caps_of(a);
+    r.iface_cap_flags = c.flags;
+    r.event_flags = c.event_flags;
+    r.limits = c.limits;
+    r.perf = c.perf;
+    r.device_addr_len = c.device_addr_len;
+    r.iface_addr_len = c.iface_addr_len;
+    r.ep_addr_len = c.ep_addr_len;
 }
 
 // Opens the resource's iface on `worker`, queries it and closes it again.
 void probe_iface(const Md &md, const Worker &worker, const uct_tl_resource_desc_t &tl,
                  Resource &r) {
     IfaceConfig config;
-    ucs_status_t status = IfaceConfig::read(md.get(), tl.tl_name, config);
+    Status status = IfaceConfig::read(md.get(), tl.tl_name, config);
     if (status != UCS_OK) {
         r.usable = false;
         r.error = failure("uct_md_iface_config_read", status);
@@ -143,7 +113,7 @@ void probe_iface(const Md &md, const Worker &worker, const uct_tl_resource_desc_
     }
     uct_iface_attr_t attr;
     std::memset(&attr, 0, sizeof(attr));
-    status = uct_iface_query(iface.get(), &attr);
+    status = status_of(uct_iface_query(iface.get(), &attr));
     if (status != UCS_OK) {
         r.usable = false;
         r.error = failure("uct_iface_query", status);
@@ -191,7 +161,7 @@ void fill_network_facts(const std::vector<NetInterface> &interfaces, Resource &r
 
 void probe_cm(uct_component_h comp, const Worker &worker, ComponentInfo &ci) {
     CmConfig config;
-    ucs_status_t status = CmConfig::read(comp, config);
+    Status status = CmConfig::read(comp, config);
     if (status != UCS_OK) {
         ci.cm_error = failure("uct_cm_config_read", status);
         return;
@@ -205,7 +175,7 @@ void probe_cm(uct_component_h comp, const Worker &worker, ComponentInfo &ci) {
     uct_cm_attr_t attr;
     std::memset(&attr, 0, sizeof(attr));
     attr.field_mask = UCT_CM_ATTR_FIELD_MAX_CONN_PRIV;
-    status = uct_cm_query(cm.get(), &attr);
+    status = status_of(uct_cm_query(cm.get(), &attr));
     if (status != UCS_OK) {
         ci.cm_error = failure("uct_cm_query", status);
         return;
@@ -221,7 +191,7 @@ void discover_md(uct_component_h comp, const ComponentInfo &ci, const std::strin
     info.component = ci.name;
 
     MdConfig config;
-    ucs_status_t status = MdConfig::read(comp, config);
+    Status status = MdConfig::read(comp, config);
     if (status != UCS_OK) {
         info.usable = false;
         info.error = failure("uct_md_config_read", status);
@@ -240,7 +210,7 @@ void discover_md(uct_component_h comp, const ComponentInfo &ci, const std::strin
     }
     uct_md_attr_t attr;
     std::memset(&attr, 0, sizeof(attr));
-    status = uct_md_query(md.get(), &attr);
+    status = status_of(uct_md_query(md.get(), &attr));
     if (status != UCS_OK) {
         info.usable = false;
         info.error = failure("uct_md_query", status);
@@ -251,7 +221,7 @@ void discover_md(uct_component_h comp, const ComponentInfo &ci, const std::strin
     info = md_info_of(md_name, ci.name, attr);
 
     TlResourceList tls;
-    status = TlResourceList::query(md.get(), tls);
+    status = status_of(TlResourceList::query(md.get(), tls));
     if (status != UCS_OK) {
         d.problems.push_back("md " + md_name + ": " + failure("uct_md_query_tl_resources", status));
         d.mds.push_back(std::move(info));
@@ -302,7 +272,7 @@ Discovery discover_now() {
     d.interfaces = list_net_interfaces();
 
     ComponentList components;
-    ucs_status_t status = ComponentList::query(components);
+    Status status = ComponentList::query(components);
     if (status != UCS_OK) {
         d.problems.push_back(failure("uct_query_components", status));
         return d;
@@ -312,11 +282,11 @@ Discovery discover_now() {
     // helper thread is started, and the ifaces are closed before they progress.
     AsyncContext async;
     Worker worker;
-    status = AsyncContext::create(UCS_ASYNC_MODE_POLL, async);
+    status = AsyncContext::create(AsyncMode::kPoll, async);
     if (status != UCS_OK) {
         d.problems.push_back(failure("ucs_async_context_create", status));
     } else {
-        status = Worker::create(async, UCS_THREAD_MODE_SINGLE, worker);
+        status = Worker::create(async, ThreadMode::kSingle, worker);
         if (status != UCS_OK) {
             d.problems.push_back(failure("uct_worker_create", status));
         }
@@ -327,7 +297,7 @@ Discovery discover_now() {
         std::memset(&ca, 0, sizeof(ca));
         ca.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME | UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT |
                         UCT_COMPONENT_ATTR_FIELD_FLAGS;
-        status = uct_component_query(comp, &ca);
+        status = status_of(uct_component_query(comp, &ca));
         if (status != UCS_OK) {
             d.problems.push_back(failure("uct_component_query", status));
             continue;
@@ -341,7 +311,7 @@ Discovery discover_now() {
         if (!md_resources.empty()) {
             ca.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
             ca.md_resources = md_resources.data();
-            status = uct_component_query(comp, &ca);
+            status = status_of(uct_component_query(comp, &ca));
             if (status != UCS_OK) {
                 d.problems.push_back("component " + ci.name + ": " +
                                      failure("uct_component_query(md_resources)", status));

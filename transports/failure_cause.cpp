@@ -41,13 +41,13 @@ int try_connect(const sockaddr_storage &sa, socklen_t len, int bound_ms) noexcep
 }  // namespace
 
 FailureCause tcp_failure_cause(const address::EndpointAddress &peer, bool over_loopback,
-                               ucs_status_t status, bool was_connected, int bound_ms) noexcept {
+                               base::Status status, bool was_connected, int bound_ms) noexcept {
     switch (status) {
-        case UCS_ERR_CONNECTION_RESET: return FailureCause::kReset;
-        case UCS_ERR_REJECTED: return FailureCause::kRefused;
-        case UCS_ERR_TIMED_OUT: return FailureCause::kTimedOut;
-        case UCS_ERR_ENDPOINT_TIMEOUT:
-        case UCS_ERR_UNREACHABLE: break;
+        case base::Status::kConnectionReset: return FailureCause::kReset;
+        case base::Status::kRejected: return FailureCause::kRefused;
+        case base::Status::kTimedOut: return FailureCause::kTimedOut;
+        case base::Status::kEndpointTimeout:
+        case base::Status::kUnreachable: break;
         default: return FailureCause::kAsReported;
     }
     if (bound_ms <= 0) return FailureCause::kAsReported;  // no time left to ask
@@ -69,15 +69,15 @@ FailureCause tcp_failure_cause(const address::EndpointAddress &peer, bool over_l
 }
 
 FailureCause failure_cause(const Resource &local, const address::EndpointAddress &peer,
-                           ucs_status_t status, bool was_connected, int bound_ms) noexcept {
+                           base::Status status, bool was_connected, int bound_ms) noexcept {
     if (local.tl == "tcp") {
         return tcp_failure_cause(peer, local.is_loopback_netdev, status, was_connected, bound_ms);
     }
     if (local.type == DeviceType::SharedMemory && was_connected &&
-        status == UCS_ERR_ENDPOINT_TIMEOUT) {
+        status == base::Status::kEndpointTimeout) {
         return FailureCause::kReset;
     }
-    if (status == UCS_ERR_CONNECTION_RESET) return FailureCause::kReset;
+    if (status == base::Status::kConnectionReset) return FailureCause::kReset;
     return FailureCause::kAsReported;
 }
 

@@ -6,7 +6,7 @@
 // and names what that answer shows.
 #pragma once
 
-#include <ucs/type/status.h>
+#include "base/status.h"
 
 namespace ufi::transports {
 
@@ -30,17 +30,17 @@ enum class FailureCause {
 // The cause of `status`, reported for a tcp lane to `peer` (`over_loopback`: the lane's
 // device is lo, so the peer's loopback record is the one it used); `was_connected`: the
 // connection had worked (a handshake completed over it). Statuses that already name a cause
-// (UCS_ERR_CONNECTION_RESET, UCS_ERR_REJECTED, ...) are taken as they are; the two that hide
+// (kConnectionReset, kRejected, ...) are taken as they are; the two that hide
 // it are checked with a connect to the peer's listener, at most `bound_ms` long (none when
 // `bound_ms` is 0: kAsReported).
 FailureCause tcp_failure_cause(const address::EndpointAddress &peer, bool over_loopback,
-                               ucs_status_t status, bool was_connected, int bound_ms) noexcept;
+                               base::Status status, bool was_connected, int bound_ms) noexcept;
 
 // The cause of `status`, reported for a lane over `local` to `peer`: tcp_failure_cause for tcp;
 // a shared-memory peer that had been connected and is found gone (uct_ep_check's
-// UCS_ERR_ENDPOINT_TIMEOUT) is a reset too: its process exited.
+// kEndpointTimeout) is a reset too: its process exited.
 FailureCause failure_cause(const Resource &local, const address::EndpointAddress &peer,
-                           ucs_status_t status, bool was_connected, int bound_ms) noexcept;
+                           base::Status status, bool was_connected, int bound_ms) noexcept;
 
 // A few words for a log line ("connection reset by the peer", ...); "" for kAsReported.
 const char *describe(FailureCause cause) noexcept;

@@ -1,11 +1,13 @@
 #include "transports/status.h"
 
+#include "transports/ucs_status.h"
+
 #include <rdma/fi_errno.h>
 
 namespace ufi::transports {
 
-std::string to_string(ucs_status_t status) {
-    const char *s = ucs_status_string(status);
+std::string to_string(Status status) {
+    const char *s = ucs_status_string(ucs_status_of(status));
     return s != nullptr ? std::string(s) : "unknown status " + std::to_string(int(status));
 }
 
@@ -15,8 +17,8 @@ const char *status_text(int status) noexcept {
     return s != nullptr ? s : "Unknown error";
 }
 
-int fi_errno_of(ucs_status_t status) noexcept {
-    switch (status) {
+int fi_errno_of(Status status) noexcept {
+    switch (ucs_status_of(status)) {
         case UCS_OK: return 0;
         case UCS_INPROGRESS: return -FI_EINPROGRESS;
         case UCS_ERR_NO_MESSAGE: return -FI_ENOMSG;
@@ -49,7 +51,7 @@ int fi_errno_of(ucs_status_t status) noexcept {
     }
 }
 
-int fi_errno_of(FailureCause cause, ucs_status_t status) noexcept {
+int fi_errno_of(FailureCause cause, Status status) noexcept {
     switch (cause) {
         case FailureCause::kReset: return -FI_ECONNRESET;
         case FailureCause::kRefused: return -FI_ECONNREFUSED;

@@ -1,5 +1,8 @@
 #include "transports/ucx_handles.h"
 
+#include "transports/tl_resource_list.h"
+#include "transports/ucs_status.h"
+
 #include <cstring>
 
 #include <ucs/type/status.h>
@@ -95,17 +98,17 @@ void ComponentList::reset() noexcept {
     count_ = 0;
 }
 
-ucs_status_t ComponentList::query(ComponentList &out) {
+Status ComponentList::query(ComponentList &out) {
     uct_component_h *list = nullptr;
     unsigned count = 0;
     ucs_status_t status = uct_query_components(&list, &count);
     if (status != UCS_OK) {
-        return status;
+        return status_of(status);
     }
     out.reset();
     out.list_ = list;
     out.count_ = count;
-    return UCS_OK;
+    return kOk;
 }
 
 TlResourceList::~TlResourceList() {
@@ -144,82 +147,85 @@ ucs_status_t TlResourceList::query(uct_md_h md, TlResourceList &out) {
     return UCS_OK;
 }
 
-ucs_status_t MdConfig::read(uct_component_h component, MdConfig &out) {
+Status MdConfig::read(uct_component_h component, MdConfig &out) {
     uct_md_config_t *config = nullptr;
     ucs_status_t status = uct_md_config_read(component, nullptr, nullptr, &config);
     if (status == UCS_OK) {
         out = MdConfig(config);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t IfaceConfig::read(uct_md_h md, const char *tl_name, IfaceConfig &out) {
+Status IfaceConfig::read(uct_md_h md, const char *tl_name, IfaceConfig &out) {
     uct_iface_config_t *config = nullptr;
     ucs_status_t status = uct_md_iface_config_read(md, tl_name, nullptr, nullptr, &config);
     if (status == UCS_OK) {
         out = IfaceConfig(config);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t CmConfig::read(uct_component_h component, CmConfig &out) {
+Status CmConfig::read(uct_component_h component, CmConfig &out) {
     uct_cm_config_t *config = nullptr;
     ucs_status_t status = uct_cm_config_read(component, nullptr, nullptr, &config);
     if (status == UCS_OK) {
         out = CmConfig(config);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t Md::open(uct_component_h component, const char *md_name, const MdConfig &config,
+Status Md::open(uct_component_h component, const char *md_name, const MdConfig &config,
                       Md &out) {
     uct_md_h md = nullptr;
     ucs_status_t status = uct_md_open(component, md_name, config.get(), &md);
     if (status == UCS_OK) {
         out = Md(md);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t AsyncContext::create(ucs_async_mode_t mode, AsyncContext &out) {
+Status AsyncContext::create(AsyncMode mode, AsyncContext &out) {
     ucs_async_context_t *async = nullptr;
-    ucs_status_t status = ucs_async_context_create(mode, &async);
+    ucs_status_t status = ucs_async_context_create(
+        mode == AsyncMode::kPoll ? UCS_ASYNC_MODE_POLL : UCS_ASYNC_MODE_THREAD_SPINLOCK, &async);
     if (status == UCS_OK) {
         out = AsyncContext(async);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t Worker::create(const AsyncContext &async, ucs_thread_mode_t mode, Worker &out) {
+Status Worker::create(const AsyncContext &async, ThreadMode mode, Worker &out) {
     uct_worker_h worker = nullptr;
-    ucs_status_t status = uct_worker_create(async.get(), mode, &worker);
+    ucs_status_t status = uct_worker_create(
+        async.get(), mode == ThreadMode::kSingle ? UCS_THREAD_MODE_SINGLE : UCS_THREAD_MODE_SERIALIZED,
+        &worker);
     if (status == UCS_OK) {
         out = Worker(worker);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t Iface::open(const Md &md, const Worker &worker, const uct_iface_params_t &params,
+Status Iface::open(const Md &md, const Worker &worker, const uct_iface_params_t &params,
                          const IfaceConfig &config, Iface &out) {
     uct_iface_h iface = nullptr;
     ucs_status_t status = uct_iface_open(md.get(), worker.get(), &params, config.get(), &iface);
     if (status == UCS_OK) {
         out = Iface(iface);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t Cm::open(uct_component_h component, const Worker &worker, const CmConfig &config,
+Status Cm::open(uct_component_h component, const Worker &worker, const CmConfig &config,
                       Cm &out) {
     uct_cm_h cm = nullptr;
     ucs_status_t status = uct_cm_open(component, worker.get(), config.get(), &cm);
     if (status == UCS_OK) {
         out = Cm(cm);
     }
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t Ep::connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
+Status Ep::connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
                                   const uct_iface_addr_t *iface_addr, Ep &out) {
     uct_ep_params_t params;
     std::memset(&params, 0, sizeof(params));
@@ -231,10 +237,10 @@ ucs_status_t Ep::connect_to_iface(uct_iface_h iface, const uct_device_addr_t *de
     uct_ep_h ep = nullptr;
     const ucs_status_t status = uct_ep_create(&params, &ep);
     if (status == UCS_OK) out = Ep(ep);
-    return status;
+    return status_of(status);
 }
 
-ucs_status_t Ep::create_unconnected(uct_iface_h iface, Ep &out) {
+Status Ep::create_unconnected(uct_iface_h iface, Ep &out) {
     uct_ep_params_t params;
     std::memset(&params, 0, sizeof(params));
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
@@ -242,7 +248,7 @@ ucs_status_t Ep::create_unconnected(uct_iface_h iface, Ep &out) {
     uct_ep_h ep = nullptr;
     const ucs_status_t status = uct_ep_create(&params, &ep);
     if (status == UCS_OK) out = Ep(ep);
-    return status;
+    return status_of(status);
 }
 
 }  // namespace ufi::transports

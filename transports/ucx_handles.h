@@ -13,7 +13,7 @@
 #include "transports/status.h"
 #include "transports/fork_safety.h"
 
-#include <uct/api/uct.h>
+#include "transports/ucx_fwd.h"
 
 #include <cstddef>
 #include <span>
@@ -21,6 +21,12 @@
 #include <utility>
 
 namespace ufi::transports {
+
+// How an AsyncContext delivers events (UCS_ASYNC_MODE_*): polled by the worker's owner, or
+// by UCS's async thread.
+enum class AsyncMode { kPoll, kThreadSpinlock };
+// How a Worker may be used (UCS_THREAD_MODE_*): by one thread, or by several one at a time.
+enum class ThreadMode { kSingle, kSerialized };
 
 namespace detail {
 
@@ -88,7 +94,7 @@ class ComponentList {
     ComponentList(const ComponentList &) = delete;
     ComponentList &operator=(const ComponentList &) = delete;
 
-    static ucs_status_t query(ComponentList &out);
+    static Status query(ComponentList &out);
 
     std::span<const uct_component_h> components() const noexcept { return {list_, count_}; }
     std::size_t size() const noexcept { return count_; }
@@ -99,32 +105,11 @@ class ComponentList {
     unsigned count_ = 0;
 };
 
-// The list from uct_md_query_tl_resources() (uct_release_tl_resource_list).
-class TlResourceList {
-  public:
-    TlResourceList() noexcept = default;
-    ~TlResourceList();
-    TlResourceList(TlResourceList &&other) noexcept;
-    TlResourceList &operator=(TlResourceList &&other) noexcept;
-    TlResourceList(const TlResourceList &) = delete;
-    TlResourceList &operator=(const TlResourceList &) = delete;
-
-    static ucs_status_t query(uct_md_h md, TlResourceList &out);
-
-    std::span<const uct_tl_resource_desc_t> resources() const noexcept { return {list_, count_}; }
-    std::size_t size() const noexcept { return count_; }
-
-  private:
-    void reset() noexcept;
-    uct_tl_resource_desc_t *list_ = nullptr;
-    unsigned count_ = 0;
-};
-
 // Configuration read with uct_md_config_read() (UCX_* environment applies).
 class MdConfig : public detail::UniqueHandle<uct_md_config_t *, detail::release_md_config> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t read(uct_component_h component, MdConfig &out);
+    static Status read(uct_component_h component, MdConfig &out);
 };
 
 // Configuration read with uct_md_iface_config_read() for one transport.
@@ -132,21 +117,21 @@ class IfaceConfig
     : public detail::UniqueHandle<uct_iface_config_t *, detail::release_iface_config> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t read(uct_md_h md, const char *tl_name, IfaceConfig &out);
+    static Status read(uct_md_h md, const char *tl_name, IfaceConfig &out);
 };
 
 // Configuration read with uct_cm_config_read().
 class CmConfig : public detail::UniqueHandle<uct_cm_config_t *, detail::release_cm_config> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t read(uct_component_h component, CmConfig &out);
+    static Status read(uct_component_h component, CmConfig &out);
 };
 
 // An open memory domain (uct_md_open / uct_md_close).
 class Md : public detail::UniqueHandle<uct_md_h, detail::release_md> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t open(uct_component_h component, const char *md_name, const MdConfig &config,
+    static Status open(uct_component_h component, const char *md_name, const MdConfig &config,
                              Md &out);
 };
 
@@ -154,21 +139,21 @@ class Md : public detail::UniqueHandle<uct_md_h, detail::release_md> {
 class AsyncContext : public detail::UniqueHandle<ucs_async_context_t *, detail::release_async> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t create(ucs_async_mode_t mode, AsyncContext &out);
+    static Status create(AsyncMode mode, AsyncContext &out);
 };
 
 // A UCT worker. Must be destroyed before the AsyncContext it was created on.
 class Worker : public detail::UniqueHandle<uct_worker_h, detail::release_worker> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t create(const AsyncContext &async, ucs_thread_mode_t mode, Worker &out);
+    static Status create(const AsyncContext &async, ThreadMode mode, Worker &out);
 };
 
 // An open interface. Must be closed before its Worker and its Md.
 class Iface : public detail::UniqueHandle<uct_iface_h, detail::release_iface> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t open(const Md &md, const Worker &worker, const uct_iface_params_t &params,
+    static Status open(const Md &md, const Worker &worker, const uct_iface_params_t &params,
                              const IfaceConfig &config, Iface &out);
 };
 
@@ -176,7 +161,7 @@ class Iface : public detail::UniqueHandle<uct_iface_h, detail::release_iface> {
 class Cm : public detail::UniqueHandle<uct_cm_h, detail::release_cm> {
   public:
     using UniqueHandle::UniqueHandle;
-    static ucs_status_t open(uct_component_h component, const Worker &worker,
+    static Status open(uct_component_h component, const Worker &worker,
                              const CmConfig &config, Cm &out);
 };
 
@@ -190,11 +175,11 @@ class Ep : public detail::UniqueHandle<uct_ep_h, detail::release_ep> {
   public:
     using UniqueHandle::UniqueHandle;
     // A connect-to-iface endpoint to the peer iface with these device and iface addresses.
-    static ucs_status_t connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
+    static Status connect_to_iface(uct_iface_h iface, const uct_device_addr_t *dev_addr,
                                          const uct_iface_addr_t *iface_addr, Ep &out);
     // An endpoint to be connected to a peer's endpoint (uct_ep_connect_to_ep) once the two
     // sides exchanged their endpoint addresses.
-    static ucs_status_t create_unconnected(uct_iface_h iface, Ep &out);
+    static Status create_unconnected(uct_iface_h iface, Ep &out);
 };
 
 }  // namespace ufi::transports

@@ -469,20 +469,20 @@ int Endpoint::enable() noexcept {
         wopts.listen = listen_;
         std::unique_ptr<transports::EndpointWorker> worker;
         std::vector<transports::SkippedResource> skipped;
-        const ucs_status_t status = transports::EndpointWorker::open(domain_->memory_domains(), domain_->resources,
+        const transports::Status status = transports::EndpointWorker::open(domain_->memory_domains(), domain_->resources,
                                                                      wopts, worker, skipped);
         for (const auto &s : skipped) {
             UFI_LOG_INFO(Subsys::EpCtrl, "fi_enable: transport {} left out of the endpoint: {}",
                          s.resource != nullptr ? s.resource->label() : std::string("?"), s.why);
         }
-        if (status != UCS_OK) {
-            if (status == UCS_ERR_BUSY || status == UCS_ERR_UNREACHABLE) {
+        if (status != transports::Status::kOk) {
+            if (status == transports::Status::kBusy || status == transports::Status::kUnreachable) {
                 // (logged by the worker) The source address names a port in use, or a host
                 // address this domain's tcp transports do not have.
                 undo();
-                return status == UCS_ERR_BUSY ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
+                return status == transports::Status::kBusy ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
             }
-            if (status == UCS_ERR_NO_DEVICE) {
+            if (status == transports::Status::kNoDevice) {
                 UFI_LOG_WARN(
                     Subsys::EpCtrl,
                     "fi_enable: none of domain {}'s transports ({}) could be opened{}",
@@ -495,7 +495,7 @@ int Endpoint::enable() noexcept {
             }
             undo();
             // A missing md or component (NO_ELEM) means no usable device, too.
-            return status == UCS_ERR_NO_ELEM ? -FI_ENODEV : transports::fi_errno_of(status);
+            return status == transports::Status::kNoElem ? -FI_ENODEV : transports::fi_errno_of(status);
         }
 
         address::EndpointAddress addr;
@@ -923,7 +923,7 @@ int Endpoint::arm_cb(void *arg) {
         // Queued sends, completions, reported failures need progress, not an event.
         if (dp->has_pending_work()) return -FI_EAGAIN;
     }
-    return w->arm() == UCS_OK ? 0 : -FI_EAGAIN;
+    return w->arm() == transports::Status::kOk ? 0 : -FI_EAGAIN;
 }
 
 int Endpoint::wait_fds_cb(void *arg, int *fds, int max) {

@@ -456,9 +456,9 @@ int register_mr(Domain *domain, const RegRequest &req, fi_ops *ops, Mr **out) {
             if (segs[i].region) continue;  // a cache hit already (check_request)
             if (segs[i].unpinned) continue;  // nothing to pin: checked per access instead
             std::string failed_md;
-            const ucs_status_t status = state->cache->acquire(
+            const transports::Status status = state->cache->acquire(
                 reinterpret_cast<void *>(segs[i].addr), segs[i].len, segs[i].region, &failed_md);
-            if (status != UCS_OK) {
+            if (status != transports::Status::kOk) {
                 UFI_LOG_WARN(Subsys::Mr, "{}: registering [{:#x}, +{}) with UCT md {} failed: {}",
                              call, segs[i].addr, segs[i].len, failed_md,
                              transports::to_string(status));
@@ -688,9 +688,9 @@ int refresh_mr(Mr *mr, std::span<const iovec> iov, std::uint64_t flags) {
         state.cache->invalidate(reinterpret_cast<void *>(s.addr), s.len);
         transports::RegionRef fresh;
         std::string failed_md;
-        const ucs_status_t status =
+        const transports::Status status =
             state.cache->acquire(reinterpret_cast<void *>(s.addr), s.len, fresh, &failed_md);
-        if (status != UCS_OK) {
+        if (status != transports::Status::kOk) {
             UFI_LOG_WARN(Subsys::Mr,
                          "fi_mr_refresh: registering [{:#x}, +{}) again with md {} failed: {}",
                          s.addr, s.len, failed_md, transports::to_string(status));
@@ -726,8 +726,8 @@ transports::RkeyBundle make_bundle(const Mr &mr) {
         for (std::size_t i : mds.registering()) {
             std::vector<std::uint8_t> packed;
             if (s.region) {
-                const ucs_status_t status = s.region->registration().pack_rkey(i, packed);
-                if (status != UCS_OK) {
+                const transports::Status status = s.region->registration().pack_rkey(i, packed);
+                if (status != transports::Status::kOk) {
                     UFI_LOG_WARN(Subsys::Mr, "packing the remote key of md {} failed: {}",
                                  mds[i].md_name, transports::to_string(status));
                     packed.clear();

@@ -24,9 +24,7 @@ size_t open_mrs(void *state) {
 }  // namespace
 
 unsigned registration_flags(const MrModePolicy &policy) noexcept {
-    unsigned flags = UCT_MD_MEM_ACCESS_ALL;
-    if (!policy.allocated) flags |= UCT_MD_MEM_FLAG_NONBLOCK;
-    return flags;
+    return transports::registration_flags(!policy.allocated);
 }
 
 MrState::MrState(Domain &d)

@@ -45,7 +45,7 @@ struct MrState {
 // created (out of memory).
 MrState *mr_state_of(Domain *domain) noexcept;
 
-// The uct_md_mem_reg flags ufi registers with: every access right (ufi enforces the MR's
+// The flags ufi registers with (transports::registration_flags): every access right (ufi enforces the MR's
 // own access bits itself, so one registration serves every MR on the range), non-blocking
 // (on-demand paging where the MD has it) unless FI_MR_ALLOCATED promises mapped memory.
 unsigned registration_flags(const MrModePolicy &policy) noexcept;

@@ -156,14 +156,14 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
 }
 
 tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
-    if (r.rndv_slot == 0 && !take_send_slot(r)) return UCS_ERR_NO_MEMORY;
+    if (r.rndv_slot == 0 && !take_send_slot(r)) return transports::Status::kNoMemory;
     AtomicArgs a{{p.remote_idx, r.rma_flags, r.rndv_slot, r.rma_data, r.atomic_count, r.atomic_op,
                   r.atomic_datatype, r.atomic_kind, static_cast<uint8_t>(r.rma.size())},
                  &r.rma,
                  &r.copy};
     const size_t len = sizeof a.h + r.rma.size() * sizeof(wire::RmaSeg) + r.copy.size();
     // (atomic() bounds the values to kMaxAtomicBytes: far below any lane's bcopy size)
-    if (len > p.lane.max_bcopy()) return UCS_ERR_EXCEEDS_LIMIT;
+    if (len > p.lane.max_bcopy()) return transports::Status::kExceedsLimit;
     // Over `self` the answer arrives inside the send call (finish_send_rndv() marks it done).
     r.announcing = true;
     r.started = true;  // before the call: over `self` the answer arrives inside it

@@ -73,8 +73,8 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
     try {
         std::unique_ptr<DataPath> dp(new DataPath(config));
         for (const MessageHandler &h : message_handlers()) {
-            const ucs_status_t status = dp->worker_->set_am_handler(h.id, h.am, dp.get());
-            if (status != UCS_OK) {
+            const transports::Status status = dp->worker_->set_am_handler(h.id, h.am, dp.get());
+            if (status != transports::Status::kOk) {
                 UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot install active-message handler {}: {}",
                              h.id, transports::to_string(status));
                 return transports::fi_errno_of(status);
@@ -84,7 +84,7 @@ int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &ou
         // an iface of a shared-memory device that sends active messages (posix, sysv).
         for (const auto &iface : dp->worker_->ifaces()) {
             if (iface->resource->type == transports::DeviceType::SharedMemory &&
-                (iface->attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT) != 0) {
+                iface->caps.am_short) {
                 dp->rx_slip_.set_window(config.rx_slip);
             }
         }
@@ -115,7 +115,7 @@ DataPath::~DataPath() {
     // the lanes close with the peers, before the worker that owns their ifaces. A lane's
     // zero-copy operations still in flight end as it closes (ucx_handles.h), calling their
     // completions: those then do nothing (the records stay until the pools go).
-    const auto nothing = [](uct_completion_t *) {};
+    const auto nothing = [](transports::Completion *) {};
     for (SendReq *r : rndv_sends_) {
         if (r != nullptr) r->comp.uct.func = nothing;
     }

@@ -53,9 +53,9 @@ struct WireupView;  // a parsed WIREUP message (wireup.cpp)
 
 // push(): the operation went out (RTS, an RMA's last fragment or request); the peer's answer,
 // not the queue, finishes it.
-inline constexpr transports::Status kHandedOff = UCS_INPROGRESS;
+inline constexpr transports::Status kHandedOff = transports::Status::kInProgress;
 // The lane status for "this message does not fit one active message": it goes as fragments.
-inline constexpr transports::Status kNeedsFragments = UCS_ERR_EXCEEDS_LIMIT;
+inline constexpr transports::Status kNeedsFragments = transports::Status::kExceedsLimit;
 
 // UFI_RNDV_SPLIT's default: from here on, the sender's half of a shared copy comes back more
 // than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
@@ -720,11 +720,11 @@ class DataPath {
     // that waits for the rest of one message is not behind a stream, and slipping between its
     // fragments delayed 12-24 KiB ping-pongs by up to a tenth.
     template <Handle H, bool kCounted>
-    static ucs_status_t trampoline(void *arg, void *data, size_t length, unsigned) noexcept {
+    static transports::Status trampoline(void *arg, void *data, size_t length, unsigned) noexcept {
         auto *dp = static_cast<DataPath *>(arg);
         if constexpr (kCounted) ++dp->rx_data_msgs_;
         (dp->*H)(static_cast<const uint8_t *>(data), length);
-        return UCS_OK;
+        return transports::Status::kOk;
     }
     template <Handle H, bool kCounted>
     static constexpr MessageHandler row(uint8_t id) noexcept {

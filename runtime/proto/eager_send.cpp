@@ -129,7 +129,7 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
             std::memcpy(hdr + hdr_len, &r.data, sizeof r.data);
             hdr_len += sizeof r.data;
         }
-        if (p.lane.max_bcopy() <= hdr_len) return UCS_ERR_UNSUPPORTED;
+        if (p.lane.max_bcopy() <= hdr_len) return transports::Status::kUnsupported;
         const size_t chunk = std::min(total, p.lane.max_bcopy() - hdr_len);
         PackArgs a{hdr, hdr_len, &r.iov, 0, chunk};
         const transports::Status first =
@@ -171,14 +171,14 @@ transports::Status DataPath::send_eager_zcopy(Peer &p, SendReq &r) noexcept {
     if (!p.lane.fits_zcopy(hdr_len, r.iov.total, n) || (r.rndv_slot == 0 && !take_send_slot(r))) {
         return kNeedsFragments;
     }
-    r.comp.uct.func = [](uct_completion_t *c) {
+    r.comp.uct.func = [](transports::Completion *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *sr = static_cast<SendReq *>(rc->req);
-        if (c->status != UCS_OK && sr->status == 0) sr->status = transports::fi_errno_of(c->status);
+        if (c->status != transports::Status::kOk && sr->status == 0) sr->status = transports::fi_errno_of(c->status);
         rc->owner->finish_send_rndv(sr);
     };
     r.comp.uct.count = 1;
-    r.comp.uct.status = UCS_OK;
+    r.comp.uct.status = transports::Status::kOk;
     r.comp.owner = this;
     r.comp.req = &r;
     r.recv_id = 1;  // an operation in flight: a failure of the peer waits for its completion

@@ -251,8 +251,8 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
         return tx::kOk;
     }
     const size_t hdr_len = sizeof(wire::RmaHdr) + r.rma.size() * sizeof(wire::RmaSeg);
-    if (p.lane.max_bcopy() <= hdr_len) return UCS_ERR_UNSUPPORTED;
-    if (r.rndv_slot == 0 && !take_send_slot(r)) return UCS_ERR_NO_MEMORY;
+    if (p.lane.max_bcopy() <= hdr_len) return transports::Status::kUnsupported;
+    if (r.rndv_slot == 0 && !take_send_slot(r)) return transports::Status::kNoMemory;
     // Over `self` the target's answer arrives inside the send call: it must not finish r
     // under us (finish_send_rndv() marks it done instead).
     r.announcing = true;
@@ -266,7 +266,7 @@ tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
             r.started = false;
             r.offset = 0;
         }
-        if (s != UCS_ERR_UNSUPPORTED) {
+        if (s != transports::Status::kUnsupported) {
             r.announcing = false;
             if (s != tx::kOk) return s;
             return r.done ? tx::kOk : kHandedOff;
@@ -706,7 +706,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
 // Zero copy
 
 tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
-    if (p.rma_iface == SIZE_MAX) return UCS_ERR_UNSUPPORTED;
+    if (p.rma_iface == SIZE_MAX) return transports::Status::kUnsupported;
     const std::string &tl = worker_->ifaces()[p.rma_iface]->resource->tl;
     r.recv_id = 0;
     if (r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut) return send_write_put(p, r, tl);
@@ -715,10 +715,10 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
     const tx::OpenIface *oi = zcopy_iface(p, tl, kind);
     if (oi == nullptr || (tl == "cma" && !tx::cross_process_copy_permitted()) ||
         r.iov.count > wire::kMaxRndvSegments) {
-        return UCS_ERR_UNSUPPORTED;
+        return transports::Status::kUnsupported;
     }
     if (r.regions.empty() && !register_buffers(*oi, r.iov, r.iov.total, r.regions)) {
-        return UCS_ERR_UNSUPPORTED;
+        return transports::Status::kUnsupported;
     }
     try {
         std::vector<uint8_t> keys, one;
@@ -726,7 +726,7 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
         uint16_t rkey_len = 0;
         for (size_t i = 0; i < r.iov.count; ++i) {
             if (r.iov.v[i].len == 0) continue;
-            if (r.regions[i].pack(one) != UCS_OK) return UCS_ERR_UNSUPPORTED;
+            if (r.regions[i].pack(one) != transports::Status::kOk) return transports::Status::kUnsupported;
             rkey_len = static_cast<uint16_t>(one.size());
             keys.insert(keys.end(), one.begin(), one.end());
             segs.push_back({reinterpret_cast<uint64_t>(r.iov.v[i].base), r.iov.v[i].len});
@@ -750,13 +750,13 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
         append_bytes(m, tl.data(), tl.size());
         append_bytes(m, keys.data(), keys.size());
-        if (m.size() > p.lane.max_bcopy() || tl.size() > 255) return UCS_ERR_UNSUPPORTED;
+        if (m.size() > p.lane.max_bcopy() || tl.size() > 255) return transports::Status::kUnsupported;
         // The read's answer comes without data (rma_zcopy_done's offset == total).
         r.rndv_protocol = r.op == SendOp::kRead ? wire::kRndvPut : wire::kRndvGet;
         const uint8_t id = r.op == SendOp::kWrite ? wire::kAmRmaWrite : wire::kAmRmaReadReq;
         return status_of_bcopy(p.lane.send_bcopy(id, pack_vector, &m));
     } catch (const std::bad_alloc &) {
-        return UCS_ERR_UNSUPPORTED;
+        return transports::Status::kUnsupported;
     }
 }
 
@@ -765,7 +765,7 @@ tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) 
     // it (RTR); the request names only the transport. Our buffers register when RTR came, and
     // only where the transport needs a local handle.
     if (zcopy_iface(p, tl, tx::RmaKind::kPut) == nullptr || tl.size() > 255) {
-        return UCS_ERR_UNSUPPORTED;
+        return transports::Status::kUnsupported;
     }
     try {
         const wire::RmaHdr h{p.remote_idx,
@@ -783,7 +783,7 @@ tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) 
         append_bytes(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
         append_bytes(m, &z, sizeof z);
         append_bytes(m, tl.data(), tl.size());
-        if (m.size() > p.lane.max_bcopy()) return UCS_ERR_UNSUPPORTED;
+        if (m.size() > p.lane.max_bcopy()) return transports::Status::kUnsupported;
         r.rndv_protocol = wire::kRndvPut;  // what RTR is checked against
         // Held before the call: over `self` all of it may run inside.
         r.holds_peer = true;
@@ -792,7 +792,7 @@ tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) 
         if (s != tx::kOk) release_put_hold(r);
         return s;
     } catch (const std::bad_alloc &) {
-        return UCS_ERR_UNSUPPORTED;
+        return transports::Status::kUnsupported;
     }
 }
 

@@ -139,11 +139,11 @@ void DataPath::choose_rndv(Peer &p) {
         // Where moving the data once (zero copy) beats moving it twice (copied into and out
         // of the AM lane) by more than the rendezvous's fixed cost: a round trip more on the
         // AM lane and the zero-copy call's own overhead and latency.
-        const uct_iface_attr_t &rma = ifaces[p.rma_iface]->attr;
-        const uct_iface_attr_t &am = p.lane.iface().attr;
-        const double am_bw = std::max(am.bandwidth.dedicated + am.bandwidth.shared, 1e6);
-        const double rma_bw = std::max(rma.bandwidth.dedicated + rma.bandwidth.shared, 1e6);
-        const double fixed = 2 * am.latency.c + rma.overhead + rma.latency.c;
+        const transports::PerfEstimate &rma = ifaces[p.rma_iface]->caps.perf;
+        const transports::PerfEstimate &am = p.lane.iface().caps.perf;
+        const double am_bw = std::max(am.bandwidth_dedicated + am.bandwidth_shared, 1e6);
+        const double rma_bw = std::max(rma.bandwidth_dedicated + rma.bandwidth_shared, 1e6);
+        const double fixed = 2 * am.latency_s + rma.overhead_s + rma.latency_s;
         const double gain = 2 / am_bw - 1 / rma_bw;  // seconds per byte saved
         double thresh = gain > 0 ? fixed / gain : double(kMaxAutoRndvThresh);
         const size_t low = p.rndv_protocol == wire::kRndvPut ? std::max(floor, kMinAutoPutRndvThresh)
@@ -181,7 +181,7 @@ void DataPath::choose_rndv(Peer &p) {
 tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
     try {
         if (r.rndv_slot == 0) {  // a retry after a full lane keeps its slot and registrations
-            if (!take_send_slot(r)) return UCS_ERR_NO_MEMORY;
+            if (!take_send_slot(r)) return transports::Status::kNoMemory;
             r.rndv = true;
             r.rndv_protocol = p.rndv_protocol;
             r.recv_id = 0;
@@ -220,7 +220,7 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
             for (size_t i = 0; i < r.iov.count; ++i) {
                 if (r.iov.v[i].len == 0) continue;
                 const tx::Status s = r.regions[i].pack(one);
-                if (s != UCS_OK) return s;
+                if (s != transports::Status::kOk) return s;
                 rkey_len = static_cast<uint16_t>(one.size());
                 keys.insert(keys.end(), one.begin(), one.end());
             }
@@ -248,12 +248,12 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
         append_bytes(m, tl.data(), tl.size());
         append_bytes(m, keys.data(), keys.size());
-        if (m.size() - 1 > p.lane.max_bcopy()) return UCS_ERR_EXCEEDS_LIMIT;  // goes eager
+        if (m.size() - 1 > p.lane.max_bcopy()) return transports::Status::kExceedsLimit;  // goes eager
         const tx::Status sent = status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_after_id, &m));
         if (sent == tx::kOk) ++stats_.rndv_sends;  // (not the tries a full lane refused)
         return sent;
     } catch (const std::bad_alloc &) {
-        return UCS_ERR_NO_MEMORY;
+        return transports::Status::kNoMemory;
     }
 }
 
@@ -447,7 +447,7 @@ void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, ui
     r->split_acked = false;
     r->status = 0;
     r->comp.uct.count = 0;
-    r->comp.uct.status = UCS_OK;
+    r->comp.uct.status = transports::Status::kOk;
     r->comp.owner = this;
     r->comp.req = r;
     if (r->length == 0) {
@@ -486,7 +486,7 @@ bool DataPath::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey
         keys.resize(info.segments.size());
         for (size_t i = 0; i < info.segments.size(); ++i) {
             if (tx::PeerKey::unpack(p.rma.iface(), info.rkeys.data() + i * info.rkey_len,
-                                    info.rkey_len, keys[i]) != UCS_OK) {
+                                    info.rkey_len, keys[i]) != transports::Status::kOk) {
                 keys.clear();
                 return false;
             }
@@ -502,10 +502,10 @@ bool DataPath::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey
 // piece, from r->issued on (a full lane leaves the rest to progress).
 void DataPath::issue_gets(RecvReq *r) noexcept {
     Peer &p = *peers_[r->peer];
-    r->comp.uct.func = [](uct_completion_t *c) {
+    r->comp.uct.func = [](transports::Completion *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *rr = static_cast<RecvReq *>(rc->req);
-        if (c->status != UCS_OK && rr->status == 0) rr->status = transports::fi_errno_of(c->status);
+        if (c->status != transports::Status::kOk && rr->status == 0) rr->status = transports::fi_errno_of(c->status);
         rc->owner->gets_done(rr);
     };
     ++r->comp.uct.count;  // held until every get is issued
@@ -624,7 +624,7 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
         for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
             // The keys of the buffers segs names, in its order.
             if (iov.v[i].len == 0 || at + iov.v[i].len <= from) continue;
-            if (regions[i].pack(one) != UCS_OK) {
+            if (regions[i].pack(one) != transports::Status::kOk) {
                 regions.clear();
                 return false;
             }
@@ -803,7 +803,7 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
         }
         r->offset = r->put_base;
         r->comp.uct.count = 0;
-        r->comp.uct.status = UCS_OK;
+        r->comp.uct.status = transports::Status::kOk;
         r->comp.owner = this;
         r->comp.req = r;
         issue_puts(r);
@@ -822,10 +822,10 @@ void DataPath::issue_puts(SendReq *r) noexcept {
     // An RMA target reading a peer's zero-copy write gets instead (rma.cpp).
     const bool get = r->op == SendOp::kWriteTarget;
     const tx::RmaKind kind = get ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-    r->comp.uct.func = [](uct_completion_t *c) {
+    r->comp.uct.func = [](transports::Completion *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *sr = static_cast<SendReq *>(rc->req);
-        if (c->status != UCS_OK && sr->status == 0) sr->status = transports::fi_errno_of(c->status);
+        if (c->status != transports::Status::kOk && sr->status == 0) sr->status = transports::fi_errno_of(c->status);
         rc->owner->puts_done(sr);
     };
     ++r->comp.uct.count;  // held until every put is issued

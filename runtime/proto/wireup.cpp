@@ -172,9 +172,9 @@ bool DataPath::open_lane(Peer &p) {
     const size_t record = choice.p2p ? choice.aux_record : choice.record;
     transports::OpenIface &iface = *worker_->ifaces()[first];
     worker_->activate(iface);  // a network iface is progressed once it carries traffic
-    const ucs_status_t status =
+    const transports::Status status =
         transports::AmLane::connect(iface, p.address.records[record], p.lane);
-    if (status != UCS_OK) {
+    if (status != transports::Status::kOk) {
         // (UCT's tcp says UCS_ERR_UNREACHABLE for any connect() that fails at once, a port
         // nobody listens on included: ask the peer's listener which it was.)
         const transports::FailureCause cause =
@@ -192,8 +192,8 @@ bool DataPath::open_lane(Peer &p) {
     if (p2p) {
         transports::OpenIface &target = *worker_->ifaces()[choice.iface];
         worker_->activate(target);
-        const ucs_status_t ps = transports::AmLane::create_p2p(target, p.p2p);
-        if (ps == UCS_OK) {
+        const transports::Status ps = transports::AmLane::create_p2p(target, p.p2p);
+        if (ps == transports::Status::kOk) {
             p.p2p_record = choice.record;
         } else {
             UFI_LOG_INFO(Subsys::EpData, "peer {}: no endpoint over {} ({}): staying on {}",
@@ -215,7 +215,7 @@ std::vector<uint8_t> DataPath::p2p_section(const Peer &p) const {
     const transports::AmLane &lane = p.lane.p2p() ? p.lane : p.p2p;
     if (!lane.connected()) return out;
     std::vector<uint8_t> ep;
-    if (lane.ep_address(ep) != UCS_OK) return out;
+    if (lane.ep_address(ep) != transports::Status::kOk) return out;
     const std::string &tl = lane.resource().tl;
     if (tl.size() > 255 || 1 + tl.size() + ep.size() > wire::kMaxP2pSection) return out;
     out.reserve(1 + tl.size() + ep.size());
@@ -240,12 +240,12 @@ bool DataPath::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
         if (c.iface == SIZE_MAX) return false;
         transports::OpenIface &target = *worker_->ifaces()[c.iface];
         worker_->activate(target);
-        if (transports::AmLane::create_p2p(target, p.p2p) != UCS_OK) return false;
+        if (transports::AmLane::create_p2p(target, p.p2p) != transports::Status::kOk) return false;
         p.p2p_record = c.record;
     }
     if (p.p2p_connected) return true;  // crossing handshakes: connected at the first one
-    const ucs_status_t s = p.p2p.connect_to_peer(p.address.records[p.p2p_record], ep, ep_len);
-    if (s != UCS_OK) {
+    const transports::Status s = p.p2p.connect_to_peer(p.address.records[p.p2p_record], ep, ep_len);
+    if (s != transports::Status::kOk) {
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect endpoint to endpoint over {}: {}",
                      address::describe(p.address), tl, transports::to_string(s));
         drop_p2p(p);
@@ -726,8 +726,8 @@ void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
     transports::OpenIface &iface = *best;
     transports::AmLane better;
     worker_->activate(iface);
-    const ucs_status_t s = transports::AmLane::connect(iface, full.records[c.record], better);
-    if (s != UCS_OK) {
+    const transports::Status s = transports::AmLane::connect(iface, full.records[c.record], better);
+    if (s != transports::Status::kOk) {
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect over {} ({}): staying on {}",
                      address::describe(full), iface.resource->label(), transports::to_string(s),
                      p.lane.resource().label());

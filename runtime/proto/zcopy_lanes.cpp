@@ -21,9 +21,9 @@ using log::Subsys;
 namespace tx = transports;
 
 tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noexcept {
-    const uint64_t op = kind == tx::RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
     for (const auto &oi : worker_->ifaces()) {
-        if (oi->resource->tl == tl && (oi->attr.cap.flags & op) && oi->md_can_register) {
+        const bool can = kind == tx::RmaKind::kGet ? oi->caps.get_zcopy : oi->caps.put_zcopy;
+        if (oi->resource->tl == tl && can && oi->md_can_register) {
             return oi.get();
         }
     }
@@ -51,7 +51,7 @@ bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexce
         if (rec.tl != tl) continue;
         worker_->activate(*oi);  // its completions come from its progress
         const tx::Status s = tx::RmaLane::connect(*oi, rec, p.rma);
-        if (s == UCS_OK) return true;
+        if (s == transports::Status::kOk) return true;
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect {} for rendezvous: {}",
                      tx::address::describe(p.address), tl, tx::to_string(s));
     }
@@ -68,7 +68,7 @@ bool DataPath::register_buffers(const tx::OpenIface &iface, const IovList &iov, 
             const size_t len = std::min(iov.v[i].len, length - covered);
             if (len == 0) continue;
             const tx::Status s = tx::LocalRegion::create(iface, iov.v[i].base, len, out[i]);
-            if (s != UCS_OK) {
+            if (s != transports::Status::kOk) {
                 UFI_LOG_INFO(Subsys::EpData, "rendezvous: cannot register {} bytes on {}: {}", len,
                              iface.resource->label(), tx::to_string(s));
                 out.clear();

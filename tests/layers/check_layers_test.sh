@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Self-test of scripts/check-layers.sh on fixture trees it writes itself: a tree that keeps the
 # rules passes; each violation (a quoted include across layers, a UCX or hwloc header included
-# outside transports/, however the #include is spaced) makes it fail and name the file.
+# outside transports/, however the #include is spaced, or reached through a transports/ header
+# the layers above include) makes it fail and name the file.
 # Usage: check_layers_test.sh <scripts/check-layers.sh>
 set -uo pipefail
 check=$1
@@ -74,6 +75,27 @@ if [ "$rc" -ne 1 ]; then
   fail "cycle: exit $rc (want 1): $out"
 elif ! grep -q 'include cycle runtime/cntr <-> runtime/cq (runtime/cntr/cntr.h and runtime/cq/cq.h' <<<"$out"; then
   fail "cycle: not named: $out"
+else
+  passes=$((passes + 1))
+fi
+
+# A transports/ header the layers above include must not reach UCX through another header:
+# runtime/ compiles without UCX's include paths. A header free of them passes; one whose own
+# include reaches <ucs/...> is reported once, at the runtime file, with the path.
+dir="$tmp/reach"
+good_tree "$dir"
+printf '#pragma once\n#include "transports/ucx_fwd.h"\n' >"$dir/transports/status.h"
+printf '#pragma once\nstruct uct_ep;\n' >"$dir/transports/ucx_fwd.h"
+if out=$("$check" "$dir"); then passes=$((passes + 1)); else fail "reach: a UCX-free header was rejected: $out"; fi
+printf '#include "transports/memory/inner.h"\n' >>"$dir/transports/status.h"
+printf '#pragma once\n#include <ucs/type/status.h>\n' >"$dir/transports/memory/inner.h"
+out=$("$check" "$dir"); rc=$?
+if [ "$rc" -ne 1 ]; then
+  fail "reach: exit $rc (want 1): $out"
+elif ! grep -q 'layer violation: runtime/mr/mr.h includes "transports/status.h", which reaches transports/memory/inner.h -> <ucs/type/status.h>' <<<"$out"; then
+  fail "reach: not named: $out"
+elif [ "$(grep -c '^layer violation' <<<"$out")" -ne 1 ]; then
+  fail "reach: other lines reported: $out"
 else
   passes=$((passes + 1))
 fi

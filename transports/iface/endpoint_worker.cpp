@@ -1,13 +1,17 @@
 #include "transports/iface/endpoint_worker.h"
 
 #include "transports/iface/fifo_tuning.h"
+#include "transports/iface/iface_caps.h"
 #include "transports/iface/net_namespace.h"
 #include "transports/lanes/record_addr.h"
 
 #include "base/log/log.h"
 #include "transports/address_svc.h"
 
+#include "transports/ucs_status.h"
+
 #include <ucs/async/async_fwd.h>
+#include <uct/api/uct.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,6 +21,8 @@
 #include <new>
 
 namespace ufi::transports {
+
+ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status);
 
 namespace {
 
@@ -80,16 +86,16 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     const Md &md = mds[md_index].md;
 
     IfaceConfig config;
-    ucs_status_t status = IfaceConfig::read(md.get(), r.tl.c_str(), config);
-    if (status != UCS_OK) {
+    Status status = IfaceConfig::read(md.get(), r.tl.c_str(), config);
+    if (status != kOk) {
         why = "uct_md_iface_config_read: " + to_string(status);
         return false;
     }
     out.fifo_geometry = tune_shm_fifo(config.get(), r.tl, &out.fifo_shape);
     if (listen_port != 0) {
         const std::string range = std::to_string(listen_port) + "-" + std::to_string(listen_port);
-        status = uct_config_modify(config.get(), "PORT_RANGE", range.c_str());
-        if (status != UCS_OK) {
+        status = status_of(uct_config_modify(config.get(), "PORT_RANGE", range.c_str()));
+        if (status != kOk) {
             why = "cannot ask tcp to listen on port " + std::to_string(listen_port) + ": " +
                   to_string(status);
             return false;
@@ -116,17 +122,18 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
                       UCT_IFACE_FEATURE_AMO32 | UCT_IFACE_FEATURE_AMO64;
 
     status = Iface::open(md, worker, params, config, out.iface);
-    if (status != UCS_OK) {
+    if (status != kOk) {
         why = "uct_iface_open: " + to_string(status);
         return false;
     }
-    std::memset(&out.attr, 0, sizeof(out.attr));
-    status = uct_iface_query(out.iface.get(), &out.attr);
-    if (status != UCS_OK) {
+    uct_iface_attr_t a;
+    std::memset(&a, 0, sizeof(a));
+    status = status_of(uct_iface_query(out.iface.get(), &a));
+    if (status != kOk) {
         why = "uct_iface_query: " + to_string(status);
         return false;
     }
-    const uct_iface_attr_t &a = out.attr;
+    out.caps = caps_of(a);
     if (a.device_addr_len > 255 || a.iface_addr_len + out.fifo_geometry.size() > 255) {
         why = "addresses of " + std::to_string(a.device_addr_len) + "+" +
               std::to_string(a.iface_addr_len) + " bytes do not fit an address record";
@@ -134,9 +141,9 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     }
     out.device_addr.assign(a.device_addr_len, 0);
     if (!out.device_addr.empty()) {
-        status = uct_iface_get_device_address(
-            out.iface.get(), reinterpret_cast<uct_device_addr_t *>(out.device_addr.data()));
-        if (status != UCS_OK) {
+        status = status_of(uct_iface_get_device_address(
+            out.iface.get(), reinterpret_cast<uct_device_addr_t *>(out.device_addr.data())));
+        if (status != kOk) {
             why = "uct_iface_get_device_address: " + to_string(status);
             return false;
         }
@@ -149,9 +156,9 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     // their device address alone (their endpoint addresses are per connection).
     if ((a.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE) && a.iface_addr_len > 0) {
         out.iface_addr.assign(a.iface_addr_len, 0);
-        status = uct_iface_get_address(out.iface.get(),
-                                       reinterpret_cast<uct_iface_addr_t *>(out.iface_addr.data()));
-        if (status != UCS_OK) {
+        status = status_of(uct_iface_get_address(
+            out.iface.get(), reinterpret_cast<uct_iface_addr_t *>(out.iface_addr.data())));
+        if (status != kOk) {
             why = "uct_iface_get_address: " + to_string(status);
             return false;
         }
@@ -162,8 +169,8 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     // (uct-brief section 12). Ifaces with events but no fd (cma) are still armed: arming tells
     // whether work is queued that only progress can finish.
     if (a.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD) {
-        status = uct_iface_event_fd_get(out.iface.get(), &out.event_fd);
-        if (status != UCS_OK) {
+        status = status_of(uct_iface_event_fd_get(out.iface.get(), &out.event_fd));
+        if (status != kOk) {
             why = "uct_iface_event_fd_get: " + to_string(status);
             return false;
         }
@@ -201,22 +208,25 @@ void on_iface_event(int, ucs_event_set_types_t, void *arg) {
 bool progressed_lazily(const OpenIface &i) {
     if (i.event_fd >= 0) return true;
     const uint64_t am = UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_AM_ZCOPY;
-    return (i.attr.cap.flags & am) == 0 || i.resource->type == DeviceType::Loopback;
+    return (i.caps.flags & am) == 0 || i.resource->type == DeviceType::Loopback;
 }
 
 }  // namespace
 
+// The error handler every endpoint iface gets (arg: its OpenIface): records the failure for
+// the worker's owner and returns UCS_OK, so a peer failure is never fatal (uct-brief section
+// 8); the data path fails the peer's operations and destroys its endpoints.
 ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status) {
     auto *iface = static_cast<OpenIface *>(arg);
     UFI_LOG_DEBUG(Subsys::EpData, "transport {} reports an error on uct ep {}: {}",
                   iface != nullptr && iface->resource != nullptr ? iface->resource->label()
                                                                  : std::string("?"),
                   static_cast<void *>(ep), to_string(status));
-    if (iface != nullptr && iface->owner != nullptr) iface->owner->report_failure(ep, status);
+    if (iface != nullptr && iface->owner != nullptr) iface->owner->report_failure(ep, status_of(status));
     return UCS_OK;
 }
 
-void EndpointWorker::report_failure(uct_ep_h ep, ucs_status_t status) noexcept {
+void EndpointWorker::report_failure(uct_ep_h ep, Status status) noexcept {
     std::lock_guard<std::mutex> lock(failures_mutex_);
     try {
         failures_.push_back({ep, status});
@@ -241,24 +251,24 @@ std::vector<EndpointWorker::EpFailure> EndpointWorker::take_failures() {
     return out;
 }
 
-ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *const> resources,
+Status EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *const> resources,
                                   const WorkerOptions &options,
                                   std::unique_ptr<EndpointWorker> &out,
                                   std::vector<SkippedResource> &skipped) {
     std::unique_ptr<EndpointWorker> w(new EndpointWorker());
     // A helper thread watches the control sockets (tcp accept); data moves only in progress.
     // Where that thread is a parent's (fork), progress polls the control sockets instead.
-    ucs_status_t status;
+    Status status;
     if (fork::async_thread_inherited()) {
-        status = AsyncContext::create(UCS_ASYNC_MODE_POLL, w->async_);
+        status = AsyncContext::create(AsyncMode::kPoll, w->async_);
     } else {
         w->async_thread_ = std::make_unique<fork::AsyncThreadUse>();
-        status = AsyncContext::create(UCS_ASYNC_MODE_THREAD_SPINLOCK, w->async_);
+        status = AsyncContext::create(AsyncMode::kThreadSpinlock, w->async_);
     }
-    if (status != UCS_OK) return status;
+    if (status != kOk) return status;
     // MULTI is rejected by most transports (uct-brief section 9): the owner serializes.
-    status = Worker::create(w->async_, UCS_THREAD_MODE_SERIALIZED, w->worker_);
-    if (status != UCS_OK) return status;
+    status = Worker::create(w->async_, ThreadMode::kSerialized, w->worker_);
+    if (status != kOk) return status;
 
     size_t listening = 0;
     for (const Resource *r : resources) {
@@ -279,7 +289,7 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
         if (!open_iface(mds, w->worker_, *r, options, port, *iface, why)) {
             if (port != 0) {
                 UFI_LOG_WARN(Subsys::EpCtrl, "{} cannot listen on port {}: {}", r->label(), port, why);
-                return UCS_ERR_BUSY;  // the name the application chose would not reach it
+                return Status::kBusy;  // the name the application chose would not reach it
             }
             skipped.push_back({r, why});
             continue;  // the partly opened iface closes here, before anything else
@@ -289,12 +299,12 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
         if (iface->event_fd >= 0) w->fds_.push_back(iface->event_fd);
         w->ifaces_.push_back(std::move(iface));
     }
-    if (w->ifaces_.empty()) return UCS_ERR_NO_DEVICE;
+    if (w->ifaces_.empty()) return Status::kNoDevice;
     if (listening < options.listen.size()) {
         UFI_LOG_WARN(Subsys::EpCtrl,
                      "the source address names a host address none of this endpoint's tcp "
                      "transports has");
-        return UCS_ERR_UNREACHABLE;
+        return Status::kUnreachable;
     }
     w->rx_headroom_ = options.rx_headroom;
     for (auto &i : w->ifaces_) {
@@ -319,7 +329,7 @@ ucs_status_t EndpointWorker::open(const MemoryDomains &mds, std::span<const Reso
         }
     }
     out = std::move(w);
-    return UCS_OK;
+    return kOk;
 }
 
 void EndpointWorker::activate(OpenIface &iface) noexcept {
@@ -378,7 +388,27 @@ EndpointWorker::~EndpointWorker() {
     async_thread_.reset();
 }
 
-ucs_status_t EndpointWorker::arm() noexcept {
+unsigned EndpointWorker::progress() noexcept {
+    const bool periodic = (++progress_calls_ & kMissedEventsEvery) == 0;
+    unsigned n = 0;
+    if (!async_thread_) {
+        ucs_async_poll(async_.get());
+    } else if (periodic) {
+        // Events the async thread could not deliver (the context was blocked) wait in its
+        // "missed" queue; they are control events (connections, activations), so a check
+        // every few calls is soon enough, and the fast path is a few loads lighter.
+        __ucs_async_poll_missed(async_.get());
+    }
+    if (periodic && unwoken_ != 0) n += poll_unwoken();
+    return n + uct_worker_progress(worker_.get());
+}
+
+unsigned EndpointWorker::progress_everything() noexcept {
+    const unsigned n = unwoken_ != 0 ? poll_unwoken() : 0;
+    return n + progress();
+}
+
+Status EndpointWorker::arm() noexcept {
     if (async_thread_) __ucs_async_poll_missed(async_.get());  // nothing missed before sleeping
     for (const auto &i : ifaces_) {
         if (i->arm_events == 0) continue;
@@ -394,21 +424,25 @@ ucs_status_t EndpointWorker::arm() noexcept {
         // poll_unwoken(), which only runs while someone keeps progressing. Take over the async
         // thread's job: progress it from now on.
         if (i->watched) activate(*i);
-        return UCS_ERR_BUSY;
+        return Status::kBusy;
     }
-    return UCS_OK;
+    return kOk;
 }
 
-ucs_status_t EndpointWorker::set_am_handler(uint8_t id, uct_am_callback_t cb, void *arg) noexcept {
+// A handler returns a Status where UCT's returns a ucs_status_t: one byte with the same
+// values (ucs_status.h), so UCT calls it as its own type.
+static_assert(kAmDesc == UCT_CB_PARAM_FLAG_DESC);
+
+Status EndpointWorker::set_am_handler(uint8_t id, AmHandlerFn cb, void *arg) noexcept {
+    const auto as_uct = reinterpret_cast<uct_am_callback_t>(reinterpret_cast<void (*)()>(cb));
     for (const auto &i : ifaces_) {
-        if (!(i->attr.cap.flags & (UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                                   UCT_IFACE_FLAG_AM_ZCOPY))) {
+        if (!i->caps.am_short && !i->caps.am_bcopy && !i->caps.am_zcopy) {
             continue;  // cma: no active messages
         }
-        const ucs_status_t status = uct_iface_set_am_handler(i->iface.get(), id, cb, arg, 0);
-        if (status != UCS_OK) return status;
+        const ucs_status_t status = uct_iface_set_am_handler(i->iface.get(), id, as_uct, arg, 0);
+        if (status != UCS_OK) return status_of(status);
     }
-    return UCS_OK;
+    return kOk;
 }
 
 std::vector<address::TransportRecord> EndpointWorker::records() const {
@@ -430,7 +464,7 @@ bool EndpointWorker::is_reachable(const address::TransportRecord &peer) const no
 }
 
 bool record_fits(const OpenIface &oi, const address::TransportRecord &rec) noexcept {
-    if (rec.tl != oi.resource->tl || rec.device_addr.size() != oi.attr.device_addr_len ||
+    if (rec.tl != oi.resource->tl || rec.device_addr.size() != oi.caps.device_addr_len ||
         rec.iface_addr.size() != oi.iface_addr.size()) {
         return false;
     }

@@ -14,10 +14,9 @@
 #include "transports/iface/fifo_tuning.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/resource.h"
+#include "transports/status.h"
+#include "transports/ucx_fwd.h"
 #include "transports/ucx_handles.h"
-
-#include <ucs/async/async_fwd.h>
-#include <uct/api/uct.h>
 
 #include <atomic>
 #include <cstddef>
@@ -46,6 +45,32 @@ struct WorkerOptions {
     std::vector<Listen> listen;
 };
 
+// What an open iface can do (uct_iface_query at open), in ufi's terms: lanes and protocols
+// ask these, never UCT's attribute struct (transports/iface/iface_caps.cpp fills them).
+struct IfaceCaps {
+    std::uint64_t flags = 0;        // UCT_IFACE_FLAG_* (read inside transports/ only)
+    std::uint64_t event_flags = 0;  // UCT_IFACE_FLAG_EVENT_* (likewise)
+    IfaceLimits limits;       // sizes include UCT's 8-byte AM header (resource.h)
+    PerfEstimate perf;        // UCT's estimates: latency, overhead, bandwidth
+    std::size_t device_addr_len = 0;
+    std::size_t iface_addr_len = 0;
+    std::size_t ep_addr_len = 0;
+    // What the protocols ask, answered from `flags`:
+    bool am_short = false;   // short active messages (inline, from registers)
+    bool am_bcopy = false;
+    bool am_zcopy = false;   // active messages from the caller's buffers
+    bool get_zcopy = false;  // reads a peer's registered memory
+    bool put_zcopy = false;  // writes a peer's registered memory
+    bool ep_check = false;   // uct_ep_check can learn of a dead peer
+    bool ep_keepalive = false;  // reports a closed connection by itself
+};
+
+// An active-message handler (uct_am_callback_t): runs inside progress (and, over `self`,
+// inside the sender's send call). `flags & kAmDesc`: the data may be kept (return
+// kInProgress, release with release_am_desc()).
+using AmHandlerFn = Status (*)(void *arg, void *data, size_t length, unsigned flags);
+inline constexpr unsigned kAmDesc = 1;  // UCT_CB_PARAM_FLAG_DESC (checked in endpoint_worker.cpp)
+
 // One open interface.
 struct OpenIface {
     const Resource *resource = nullptr;  // discovery's description of it
@@ -57,7 +82,7 @@ struct OpenIface {
     size_t rkey_packed_size = 0;
     bool md_can_register = false;  // UCT_MD_FLAG_REG (not posix/sysv: they only allocate)
     bool md_needs_memh = false;    // UCT_MD_FLAG_NEED_MEMH: local buffers of zero-copy calls too
-    uct_iface_attr_t attr{};
+    IfaceCaps caps;
     // What its address records carry as device address: UCT's, with the network namespace's
     // mark for a FIFO transport (transports/iface/net_namespace.h: FIFO peers must share the
     // namespace, for UCT's wake-up).
@@ -98,13 +123,13 @@ class EndpointWorker {
   public:
     // Creates the async context and worker and opens an iface per resource, in order. A
     // resource that fails (or is filtered out by `options`) is listed in `skipped` and left
-    // out. UCS_ERR_NO_DEVICE when no iface opened; UCS_ERR_BUSY when a tcp iface cannot
-    // listen on a port options.listen names (in use), UCS_ERR_UNREACHABLE when no tcp
+    // out. Status::kNoDevice when no iface opened; kBusy when a tcp iface cannot
+    // listen on a port options.listen names (in use), kUnreachable when no tcp
     // resource has a listen entry's device address; other errors when the async context or
     // worker cannot be created.
     // `mds`: the domain's open memory domains (Domain::memory_domains); they must outlive
     // the worker (a domain cannot close while its endpoints are open).
-    static ucs_status_t open(const MemoryDomains &mds, std::span<const Resource *const> resources,
+    static Status open(const MemoryDomains &mds, std::span<const Resource *const> resources,
                              const WorkerOptions &options, std::unique_ptr<EndpointWorker> &out,
                              std::vector<SkippedResource> &skipped);
 
@@ -114,33 +139,17 @@ class EndpointWorker {
 
     // uct_worker_progress plus, every 64 calls, the async context's missed events
     // (uct-brief section 2) and a look at the shared-memory ifaces still waiting for their
-    // first wake-up (poll_unwoken). Returns the number of events processed.
-    // Inline: the data path's poll loop runs it on every fi_cq_read.
-    unsigned progress() noexcept {
-        const bool periodic = (++progress_calls_ & kMissedEventsEvery) == 0;
-        unsigned n = 0;
-        if (!async_thread_) {
-            ucs_async_poll(async_.get());
-        } else if (periodic) {
-            // Events the async thread could not deliver (the context was blocked) wait in its
-            // "missed" queue; they are control events (connections, activations), so a check
-            // every few calls is soon enough, and the fast path is a few loads lighter.
-            __ucs_async_poll_missed(async_.get());
-        }
-        if (periodic && unwoken_ != 0) n += poll_unwoken();
-        return n + uct_worker_progress(worker_.get());
-    }
+    // first wake-up (poll_unwoken). Returns the number of events processed. (A call into
+    // transports/: the layers above do not see UCX's inline functions.)
+    unsigned progress() noexcept;
 
     // progress(), looking at every shared-memory iface not woken yet too: what peers sent
     // so far is taken in (fi_close answers the handshake requests waiting there).
-    unsigned progress_everything() noexcept {
-        const unsigned n = unwoken_ != 0 ? poll_unwoken() : 0;
-        return n + progress();
-    }
+    unsigned progress_everything() noexcept;
 
-    // Arms every iface that has events: UCS_OK when the caller may sleep on event_fds(),
-    // UCS_ERR_BUSY when work is pending (progress again instead).
-    ucs_status_t arm() noexcept;
+    // Arms every iface that has events: kOk when the caller may sleep on event_fds(),
+    // Status::kBusy when work is pending (progress again instead).
+    Status arm() noexcept;
 
     // Starts progressing `iface` (a lazily progressed network iface that is about to carry
     // traffic). Idempotent. Under the worker's lock.
@@ -151,7 +160,7 @@ class EndpointWorker {
     // Installs `cb` (with `arg`) for active-message id `id` (< 32) on every iface that
     // receives active messages. Synchronous: called only from progress (and, on self, from
     // inside the sender's call).
-    ucs_status_t set_am_handler(uint8_t id, uct_am_callback_t cb, void *arg) noexcept;
+    Status set_am_handler(uint8_t id, AmHandlerFn cb, void *arg) noexcept;
 
     // Bytes reserved before received data in descriptors (WorkerOptions::rx_headroom).
     size_t rx_headroom() const noexcept { return rx_headroom_; }
@@ -185,12 +194,12 @@ class EndpointWorker {
     // UCT's error handlers report them, possibly on UCX's async thread. The owner of the
     // endpoints takes them from progress and destroys the failed ones (UCT requires it).
     struct EpFailure {
-        uct_ep_h ep;
-        ucs_status_t status;
+        uct_ep_h ep;  // (compared with the lanes' handle(), never used above transports/)
+        Status status;
     };
     bool has_failures() const noexcept { return has_failures_.load(std::memory_order_acquire); }
     std::vector<EpFailure> take_failures();
-    void report_failure(uct_ep_h ep, ucs_status_t status) noexcept;
+    void report_failure(uct_ep_h ep, Status status) noexcept;
     // Drops what was reported on `ep`, destroyed since (its last operations may fail while it
     // is drained): an endpoint made later at the same address must not inherit it.
     void forget_failures(uct_ep_h ep) noexcept;
@@ -217,10 +226,5 @@ class EndpointWorker {
     std::mutex failures_mutex_;  // only on the error path
     std::vector<EpFailure> failures_;
 };
-
-// The error handler every endpoint iface gets (arg: its OpenIface): records the failure for
-// the worker's owner and returns UCS_OK, so a peer failure is never fatal (uct-brief section
-// 8); the data path fails the peer's operations and destroys its endpoints.
-ucs_status_t endpoint_iface_error_handler(void *arg, uct_ep_h ep, ucs_status_t status);
 
 }  // namespace ufi::transports

@@ -2,7 +2,9 @@
 
 #include "base/config/config.h"
 #include "base/log/log.h"
-#include "transports/status.h"
+#include "transports/ucs_status.h"
+
+#include <uct/api/uct.h>
 
 #include <cstdlib>
 #include <initializer_list>

@@ -18,7 +18,7 @@
 // refused the same way. One byte, because names must fit FI_NAME_MAX: docs/addresses.md.)
 #pragma once
 
-#include <uct/api/uct.h>
+#include "transports/ucx_fwd.h"
 
 #include <cstdint>
 #include <string>

@@ -4,7 +4,13 @@
 #include "transports/lanes/record_addr.h"
 #include "transports/selection_config.h"
 
+#include "transports/lanes/uct_views.h"
+#include "transports/ucs_status.h"
+
+#include <uct/api/uct.h>
+
 #include <algorithm>
+#include <cstddef>
 
 namespace ufi::transports {
 
@@ -39,21 +45,21 @@ LaneChoice best_lane(const EndpointWorker &worker, const address::EndpointAddres
     const auto &ifaces = worker.ifaces();
     for (size_t i = 0; i < ifaces.size(); ++i) {
         const OpenIface &oi = *ifaces[i];
-        const uct_iface_attr_t &a = oi.attr;
-        if ((a.cap.flags & kAnyAm) == 0 || !accept(oi)) continue;
+        const IfaceCaps &a = oi.caps;
+        if ((a.flags & kAnyAm) == 0 || !accept(oi)) continue;
         if (oi.resource->tl == "sysv" && !policy.sysv_allowed) continue;
         for (size_t r = 0; r < peer.records.size(); ++r) {
             if (!reaches(oi, peer.records[r])) continue;
-            const double cost = a.latency.c + a.overhead;
+            const double cost = a.perf.latency_s + a.perf.overhead_s;
             const bool better = best.iface == SIZE_MAX || cost < best_cost ||
-                                (cost == best_cost && a.priority > best_priority) ||
-                                (cost == best_cost && a.priority == best_priority &&
+                                (cost == best_cost && a.perf.priority > best_priority) ||
+                                (cost == best_cost && a.perf.priority == best_priority &&
                                  oi.resource->tl == "posix");
             if (better) {
                 best.iface = i;
                 best.record = r;
                 best_cost = cost;
-                best_priority = a.priority;
+                best_priority = a.perf.priority;
             }
         }
     }
@@ -62,11 +68,45 @@ LaneChoice best_lane(const EndpointWorker &worker, const address::EndpointAddres
 
 }  // namespace
 
+Status AmLane::send_short(uint8_t id, const Iov *iov, size_t iovcnt) noexcept {
+    answering_ = false;
+    size_t n = 0;
+    for (size_t i = 0; i < iovcnt; ++i) n += iov[i].length;
+    last_short_ = static_cast<uint32_t>(n);
+    return status_of(uct_ep_am_short_iov(ep_.get(), id, as_uct(iov), iovcnt));
+}
+
+Status AmLane::send_short(uint8_t id, uint64_t header, const void *payload,
+                          unsigned length) noexcept {
+    answering_ = false;
+    last_short_ = static_cast<uint32_t>(sizeof header + length);
+    return status_of(uct_ep_am_short(ep_.get(), id, header, payload, length));
+}
+
+ssize_t AmLane::send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
+    last_short_ = 0;  // (the bytes go to a descriptor of the peer's, not into the element)
+    const bool answer = answering_;
+    answering_ = false;
+    if (!answer) [[likely]]
+        return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);
+    return send_bcopy_answer(id, pack, arg);
+}
+
+Status AmLane::send_zcopy(uint8_t id, const void *header, unsigned header_len, const Iov *iov,
+                          size_t iovcnt, Completion *comp) noexcept {
+    return status_of(
+        uct_ep_am_zcopy(ep_.get(), id, header, header_len, as_uct(iov), iovcnt, 0, as_uct(comp)));
+}
+
+void AmLane::check() noexcept { (void)uct_ep_check(ep_.get(), 0, nullptr); }
+
+void AmLane::flush_local() noexcept { (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr); }
+
 void AmLane::set_limits(const OpenIface &iface) noexcept {
     iface_ = &iface;
-    const uct_iface_attr_t &a = iface.attr;
-    max_short_ = (a.cap.flags & UCT_IFACE_FLAG_AM_SHORT) ? a.cap.am.max_short : 0;
-    max_bcopy_ = (a.cap.flags & UCT_IFACE_FLAG_AM_BCOPY) ? a.cap.am.max_bcopy : 0;
+    const IfaceCaps &a = iface.caps;
+    max_short_ = a.am_short ? a.limits.am.max_short : 0;
+    max_bcopy_ = a.am_bcopy ? a.limits.am.max_bcopy : 0;
 }
 
 Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &peer, AmLane &out) {
@@ -74,12 +114,12 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
     const Status status =
         Ep::connect_to_iface(iface.iface.get(), PeerDeviceAddr(peer, iface.ns_mark).get(),
                              iface_addr_of(peer), lane.ep_);
-    if (status != UCS_OK) return status;
+    if (status != kOk) return status;
     lane.set_limits(iface);
     // UCT's mm transports (the shared-memory ones that send active messages, connected to
     // the peer's iface): prime() and warm() ready the peer's FIFO head for the next send.
     lane.warms_ = iface.resource->type == DeviceType::SharedMemory &&
-                  (iface.attr.cap.flags & UCT_IFACE_FLAG_AM_SHORT) != 0;
+                  iface.caps.am_short;
     if (lane.warms_ && cpu_prefetches_for_write()) {
         const MmFifo fifo = mm_fifo(lane.ep_.get(), iface.iface.get());
         lane.fifo_head_ = fifo.head;
@@ -96,7 +136,7 @@ Status AmLane::connect(const OpenIface &iface, const address::TransportRecord &p
         }
     }
     out = std::move(lane);
-    return UCS_OK;
+    return kOk;
 }
 
 ssize_t AmLane::send_bcopy_answer(uint8_t id, PackFn pack, void *arg) noexcept {
@@ -129,27 +169,27 @@ ssize_t AmLane::send_bcopy_answer(uint8_t id, PackFn pack, void *arg) noexcept {
 Status AmLane::create_p2p(const OpenIface &iface, AmLane &out) {
     AmLane lane;
     const Status status = Ep::create_unconnected(iface.iface.get(), lane.ep_);
-    if (status != UCS_OK) return status;
+    if (status != kOk) return status;
     lane.set_limits(iface);
     lane.p2p_ = true;
     out = std::move(lane);
-    return UCS_OK;
+    return kOk;
 }
 
 Status AmLane::ep_address(std::vector<uint8_t> &out) const {
-    if (!p2p_ || !ep_) return UCS_ERR_INVALID_PARAM;
-    out.assign(iface_->attr.ep_addr_len, 0);
-    return uct_ep_get_address(ep_.get(), reinterpret_cast<uct_ep_addr_t *>(out.data()));
+    if (!p2p_ || !ep_) return Status::kInvalidParam;
+    out.assign(iface_->caps.ep_addr_len, 0);
+    return status_of(uct_ep_get_address(ep_.get(), reinterpret_cast<uct_ep_addr_t *>(out.data())));
 }
 
 Status AmLane::connect_to_peer(const address::TransportRecord &peer, const uint8_t *ep_addr,
                                size_t len) noexcept {
-    if (!p2p_ || !ep_ || len != iface_->attr.ep_addr_len || peer.tl != iface_->resource->tl ||
-        peer.device_addr.size() != iface_->attr.device_addr_len) {
-        return UCS_ERR_INVALID_PARAM;
+    if (!p2p_ || !ep_ || len != iface_->caps.ep_addr_len || peer.tl != iface_->resource->tl ||
+        peer.device_addr.size() != iface_->caps.device_addr_len) {
+        return Status::kInvalidParam;
     }
-    return uct_ep_connect_to_ep(ep_.get(), PeerDeviceAddr(peer, iface_->ns_mark).get(),
-                                reinterpret_cast<const uct_ep_addr_t *>(ep_addr));
+    return status_of(uct_ep_connect_to_ep(ep_.get(), PeerDeviceAddr(peer, iface_->ns_mark).get(),
+                                          reinterpret_cast<const uct_ep_addr_t *>(ep_addr)));
 }
 
 void release_am_desc(void *data, size_t rx_headroom) noexcept {
@@ -167,7 +207,7 @@ LanePolicy LanePolicy::from_registry() {
 }
 
 bool LanePolicy::p2p(const OpenIface &iface) const noexcept {
-    const uint64_t f = iface.attr.cap.flags;
+    const uint64_t f = iface.caps.flags;
     if (!(f & kToEp)) return false;
     if (!(f & kToIface)) return true;
     return std::find(connect_to_ep.begin(), connect_to_ep.end(), iface.resource->tl) !=
@@ -182,7 +222,7 @@ std::string fifo_mismatch(const EndpointWorker &worker, const address::EndpointA
         const size_t g = oi->fifo_geometry.size();
         if (g == 0 || oi->iface_addr.empty()) continue;
         for (const auto &rec : peer.records) {
-            if (rec.tl != oi->resource->tl || rec.device_addr.size() != oi->attr.device_addr_len ||
+            if (rec.tl != oi->resource->tl || rec.device_addr.size() != oi->caps.device_addr_len ||
                 record_fits(*oi, rec)) {
                 continue;
             }
@@ -207,12 +247,12 @@ std::string fifo_mismatch(const EndpointWorker &worker, const address::EndpointA
 LaneChoice choose_am_lane(const EndpointWorker &worker, const address::EndpointAddress &peer,
                           const LanePolicy &policy) {
     const auto any = [&](const OpenIface &oi) {
-        return (oi.attr.cap.flags & kToIface) || policy.p2p(oi);
+        return (oi.caps.flags & kToIface) || policy.p2p(oi);
     };
     const auto to_iface = [&](const OpenIface &oi) {
-        return (oi.attr.cap.flags & kToIface) != 0 && !policy.p2p(oi);
+        return (oi.caps.flags & kToIface) != 0 && !policy.p2p(oi);
     };
-    const auto can_iface = [&](const OpenIface &oi) { return (oi.attr.cap.flags & kToIface) != 0; };
+    const auto can_iface = [&](const OpenIface &oi) { return (oi.caps.flags & kToIface) != 0; };
     LaneChoice best = best_lane(worker, peer, policy, any);
     if (best.iface != SIZE_MAX && policy.p2p(*worker.ifaces()[best.iface])) {
         // The handshake needs a lane that connects at once (a forced transport's own iface

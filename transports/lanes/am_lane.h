@@ -10,9 +10,9 @@
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/mm_fifo_head.h"
+#include "transports/status.h"
+#include "transports/ucx_fwd.h"
 #include "transports/ucx_handles.h"
-
-#include <uct/api/uct.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -23,29 +23,36 @@
 
 namespace ufi::transports {
 
-using Status = ucs_status_t;
-using Iov = uct_iov_t;
+// One buffer of a send: UCT's uct_iov_t, field by field (am_lane.cpp checks the layout), so
+// that the protocols build them without UCX's headers and the lanes pass them on as they are.
+struct Iov {
+    void *buffer;
+    size_t length;
+    void *memh;  // the buffer's registration on the lane's memory domain (nullptr: none)
+    size_t stride;
+    unsigned count;
+};
 // Packs a bcopy message into `dest` (at most the lane's max_bcopy bytes); returns its size.
 using PackFn = size_t (*)(void *dest, void *arg);
-// An active-message handler (uct_am_callback_t): runs inside progress (and, over `self`,
-// inside the sender's send call). `flags & kAmDesc`: the data may be kept (return
-// kInProgress, release with release_am_desc()).
-using AmHandlerFn = ucs_status_t (*)(void *arg, void *data, size_t length, unsigned flags);
-
-inline constexpr Status kOk = UCS_OK;
-inline constexpr Status kInProgress = UCS_INPROGRESS;
-inline constexpr Status kNoResource = UCS_ERR_NO_RESOURCE;
-inline constexpr unsigned kAmDesc = UCT_CB_PARAM_FLAG_DESC;
 
 inline Iov make_iov(const void *buffer, size_t length) {
     Iov iov;
     iov.buffer = const_cast<void *>(buffer);
     iov.length = length;
-    iov.memh = UCT_MEM_HANDLE_NULL;
+    iov.memh = nullptr;  // UCT_MEM_HANDLE_NULL
     iov.stride = 0;
     iov.count = 1;
     return iov;
 }
+
+// A zero-copy operation's completion: UCT's uct_completion_t, field by field (am_lane.cpp
+// checks the layout). UCT calls `func` once `count` reaches zero; `status` holds the first
+// error (set it to kOk before the operation).
+struct Completion {
+    void (*func)(Completion *self);
+    int count;
+    Status status;
+};
 
 class AmLane {
   public:
@@ -80,61 +87,42 @@ class AmLane {
     size_t max_bcopy() const noexcept { return max_bcopy_; }
 
     // kOk, kNoResource (retry after progress), or an error (the peer failed).
-    Status send_short(uint8_t id, const Iov *iov, size_t iovcnt) noexcept {
-        answering_ = false;
-        size_t n = 0;
-        for (size_t i = 0; i < iovcnt; ++i) n += iov[i].length;
-        last_short_ = static_cast<uint32_t>(n);
-        return uct_ep_am_short_iov(ep_.get(), id, iov, iovcnt);
-    }
+    Status send_short(uint8_t id, const Iov *iov, size_t iovcnt) noexcept;
     // One short message of `header` (8 bytes, first on the wire) and `length` bytes after it.
-    Status send_short(uint8_t id, uint64_t header, const void *payload, unsigned length) noexcept {
-        answering_ = false;
-        last_short_ = static_cast<uint32_t>(sizeof header + length);
-        return uct_ep_am_short(ep_.get(), id, header, payload, length);
-    }
+    Status send_short(uint8_t id, uint64_t header, const void *payload, unsigned length) noexcept;
     // The packed size, or a negative Status (kNoResource: retry after progress).
-    ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept {
-        last_short_ = 0;  // (the bytes go to a descriptor of the peer's, not into the element)
-        const bool answer = answering_;
-        answering_ = false;
-        if (!answer) [[likely]]
-            return uct_ep_am_bcopy(ep_.get(), id, pack, arg, 0);
-        return send_bcopy_answer(id, pack, arg);
-    }
+    ssize_t send_bcopy(uint8_t id, PackFn pack, void *arg) noexcept;
     // Whether one zero-copy message of a `header_len`-byte header and `length` bytes from
     // `iovcnt` buffers goes on this lane: the transport sends AMs from the caller's buffers
     // (AM_ZCOPY: tcp, RDMA) without a registration of them (no NEED_MEMH: tcp).
     bool fits_zcopy(size_t header_len, size_t length, size_t iovcnt) const noexcept {
         if (iface_ == nullptr || iface_->md_needs_memh) return false;
-        const auto &am = iface_->attr.cap.am;
-        return (iface_->attr.cap.flags & UCT_IFACE_FLAG_AM_ZCOPY) && header_len <= am.max_hdr &&
+        const AmLimits &am = iface_->caps.limits.am;
+        return iface_->caps.am_zcopy && header_len <= am.max_hdr &&
                header_len + length <= am.max_zcopy && iovcnt <= am.max_iov;
     }
     // The most bytes after a `header_len`-byte header that one such message carries (0: the
     // lane sends none).
     size_t max_zcopy_payload(size_t header_len) const noexcept {
         if (!fits_zcopy(header_len, 0, 1)) return 0;
-        return iface_->attr.cap.am.max_zcopy - header_len;
+        return iface_->caps.limits.am.max_zcopy - header_len;
     }
     // kOk (sent: the buffers are free), kInProgress (`comp` is called once they are), or
     // kNoResource, or an error. The receiver sees `header` and the buffers as one message.
     Status send_zcopy(uint8_t id, const void *header, unsigned header_len, const Iov *iov,
-                      size_t iovcnt, uct_completion_t *comp) noexcept {
-        return uct_ep_am_zcopy(ep_.get(), id, header, header_len, iov, iovcnt, 0, comp);
-    }
+                      size_t iovcnt, Completion *comp) noexcept;
     // Whether check() is how this lane learns of a dead peer: UCT_IFACE_FLAG_EP_CHECK without
     // a keepalive of its own (shared memory, where a dead process is otherwise silent). tcp
     // reports a closed connection by itself (UCT_IFACE_FLAG_EP_KEEPALIVE), and UCX 1.13's tcp
     // ep check (a keepalive active message) crashes the receiving side when it meets a
     // connection still being set up, so it is never asked.
     bool can_check() const noexcept {
-        const uint64_t f = iface_ != nullptr ? iface_->attr.cap.flags : 0;
-        return connected() && (f & UCT_IFACE_FLAG_EP_CHECK) && !(f & UCT_IFACE_FLAG_EP_KEEPALIVE);
+        return connected() && iface_ != nullptr && iface_->caps.ep_check &&
+               !iface_->caps.ep_keepalive;
     }
     // Asks the transport whether the peer is alive; a dead one is reported to the iface's
     // error handler (EndpointWorker::report_failure), possibly from inside this call.
-    void check() noexcept { (void)uct_ep_check(ep_.get(), 0, nullptr); }
+    void check() noexcept;
     // The UCT endpoint, to recognize it in an error report.
     uct_ep_h handle() const noexcept { return ep_.get(); }
     // Drops the connection (pending requests purged).
@@ -213,9 +201,7 @@ class AmLane {
     // child does not progress what it inherited, docs/fork.md; were it to, this only reads
     // shared memory.)
     void warm() noexcept {
-        if (warms_ && fifo_head_ == nullptr && ep_) {
-            (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr);
-        }
+        if (warms_ && fifo_head_ == nullptr && ep_) flush_local();
     }
     // The peer FIFO head prime() prefetches (nullptr: none, warm() loads it where it warms).
     const volatile uint64_t *fifo_head() const noexcept { return fifo_head_; }
@@ -228,6 +214,7 @@ class AmLane {
 
   private:
     void set_limits(const OpenIface &iface) noexcept;
+    void flush_local() noexcept;  // uct_ep_flush(UCT_FLUSH_FLAG_LOCAL) without a completion
     // A bcopy that answers: UCT packs it into a receive descriptor of the peer's (shared
     // memory, not the FIFO element), which the peer copies out as soon as the element's flag
     // shows; its lines are demoted right after the send, while the peer finds the element.

@@ -2,6 +2,7 @@
 
 #include "base/log/log.h"
 
+#include <uct/api/uct.h>
 #include <atomic>
 
 #include <sys/socket.h>

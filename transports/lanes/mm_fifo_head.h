@@ -26,8 +26,9 @@
 // access that relies on the fingerprint, and the lanes test checks it against this UCX.
 #pragma once
 
-#include <uct/api/uct.h>
+#include "transports/ucx_fwd.h"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ufi::transports {

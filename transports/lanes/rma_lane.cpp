@@ -3,6 +3,10 @@
 #include "base/log/log.h"
 #include "transports/fork_safety.h"
 #include "transports/lanes/record_addr.h"
+#include "transports/lanes/uct_views.h"
+#include "transports/ucs_status.h"
+
+#include <uct/api/uct.h>
 
 #include <sys/uio.h>
 #include <unistd.h>
@@ -38,13 +42,14 @@ Status LocalRegion::create(const OpenIface &iface, void *addr, size_t len, Local
     out.reset();
     uct_md_h md = iface.md;
     uct_mem_h memh = UCT_MEM_HANDLE_NULL;
-    const Status s = uct_md_mem_reg(md, addr, len == 0 ? 1 : len, UCT_MD_MEM_ACCESS_ALL, &memh);
-    if (s != UCS_OK) return s;
+    const Status s =
+        status_of(uct_md_mem_reg(md, addr, len == 0 ? 1 : len, UCT_MD_MEM_ACCESS_ALL, &memh));
+    if (s != kOk) return s;
     out.md_ = md;
     out.memh_ = memh;
     out.rkey_size_ = iface.rkey_packed_size;
     out.generation_ = fork::generation();
-    return UCS_OK;
+    return kOk;
 }
 
 Status LocalRegion::pack(std::vector<uint8_t> &out) const {
@@ -52,9 +57,9 @@ Status LocalRegion::pack(std::vector<uint8_t> &out) const {
     if (rkey_size_ == 0) {
         // A 0-byte key is still packed (UCT's unpack expects the call to have happened).
         uint8_t dummy[8];
-        return uct_md_mkey_pack(md_, memh_, dummy);
+        return status_of(uct_md_mkey_pack(md_, memh_, dummy));
     }
-    return uct_md_mkey_pack(md_, memh_, out.data());
+    return status_of(uct_md_mkey_pack(md_, memh_, out.data()));
 }
 
 void LocalRegion::reset() noexcept {
@@ -84,18 +89,19 @@ PeerKey &PeerKey::operator=(PeerKey &&o) noexcept {
 
 Status PeerKey::unpack(const OpenIface &iface, const uint8_t *packed, size_t len, PeerKey &out) {
     out.reset();
-    if (len != iface.rkey_packed_size) return UCS_ERR_INVALID_PARAM;
+    if (len != iface.rkey_packed_size) return Status::kInvalidParam;
     static const uint8_t kEmpty[8] = {};
-    const Status s = uct_rkey_unpack(iface.component, len == 0 ? kEmpty : packed, &out.bundle_);
-    if (s != UCS_OK) return s;
+    const Status s =
+        status_of(uct_rkey_unpack(iface.component, len == 0 ? kEmpty : packed, as_uct(out.bundle_)));
+    if (s != kOk) return s;
     out.component_ = iface.component;
     out.valid_ = true;
     out.generation_ = fork::generation();
-    return UCS_OK;
+    return kOk;
 }
 
 void PeerKey::reset() noexcept {
-    if (valid_ && !fork::inherited(generation_)) uct_rkey_release(component_, &bundle_);
+    if (valid_ && !fork::inherited(generation_)) uct_rkey_release(component_, as_uct(bundle_));
     valid_ = false;
 }
 
@@ -106,11 +112,11 @@ Status RmaLane::connect(const OpenIface &iface, const address::TransportRecord &
     const Status s =
         Ep::connect_to_iface(iface.iface.get(), PeerDeviceAddr(peer, iface.ns_mark).get(),
                              iface_addr_of(peer), lane.owned_);
-    if (s != UCS_OK) return s;
+    if (s != kOk) return s;
     lane.ep_ = lane.owned_.get();
     lane.iface_ = &iface;
     out = std::move(lane);
-    return UCS_OK;
+    return kOk;
 }
 
 void RmaLane::share(const AmLane &lane, RmaLane &out) noexcept {
@@ -119,9 +125,19 @@ void RmaLane::share(const AmLane &lane, RmaLane &out) noexcept {
     out.iface_ = &lane.iface();
 }
 
+Status RmaLane::get(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey,
+                    Completion *comp) noexcept {
+    return status_of(uct_ep_get_zcopy(ep_, as_uct(iov), n, raddr, rkey, as_uct(comp)));
+}
+
+Status RmaLane::put(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey,
+                    Completion *comp) noexcept {
+    return status_of(uct_ep_put_zcopy(ep_, as_uct(iov), n, raddr, rkey, as_uct(comp)));
+}
+
 bool lane_serves_rma(const AmLane &lane, RmaKind kind) noexcept {
     const uint64_t op = kind == RmaKind::kGet ? UCT_IFACE_FLAG_GET_ZCOPY : UCT_IFACE_FLAG_PUT_ZCOPY;
-    return lane.connected() && (lane.iface().attr.cap.flags & op) &&
+    return lane.connected() && (lane.iface().caps.flags & op) &&
            lane.iface().md_can_register;
 }
 
@@ -136,13 +152,13 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
             if (ifaces[i].get() != &am_lane->iface()) continue;
             best.iface = i;
             best.p2p = am_lane->p2p();
-            best_bw = ifaces[i]->attr.bandwidth.dedicated + ifaces[i]->attr.bandwidth.shared;
+            best_bw = ifaces[i]->caps.perf.bandwidth_dedicated + ifaces[i]->caps.perf.bandwidth_shared;
         }
     }
     for (size_t i = 0; i < ifaces.size(); ++i) {
         const OpenIface &oi = *ifaces[i];
-        const uct_iface_attr_t &a = oi.attr;
-        if (!(a.cap.flags & op) || !(a.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) continue;
+        const IfaceCaps &a = oi.caps;
+        if (!(a.flags & op) || !(a.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) continue;
         if (!oi.md_can_register) continue;
         if (oi.resource->tl == "cma" && !cross_process_copy_permitted()) continue;
         for (size_t r = 0; r < peer.records.size(); ++r) {
@@ -150,7 +166,7 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
             if (!record_fits(oi, rec)) continue;
             if (!uct_iface_is_reachable(oi.iface.get(), PeerDeviceAddr(rec, oi.ns_mark).get(),
                                         iface_addr_of(rec))) continue;
-            const double bw = a.bandwidth.dedicated + a.bandwidth.shared;
+            const double bw = a.perf.bandwidth_dedicated + a.perf.bandwidth_shared;
             if (bw > best_bw) {
                 best.iface = i;
                 best.record = r;

@@ -10,9 +10,9 @@
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
+#include "transports/status.h"
+#include "transports/ucx_fwd.h"
 #include "transports/ucx_handles.h"
-
-#include <uct/api/uct.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,8 +22,8 @@
 
 namespace ufi::transports {
 
-using Completion = uct_completion_t;
-using RemoteKey = uct_rkey_t;
+// A peer's remote key as the zero-copy calls take it (UCT's uct_rkey_t).
+using RemoteKey = uintptr_t;
 
 // What a zero-copy lane does.
 enum class RmaKind : uint8_t {
@@ -50,7 +50,7 @@ class LocalRegion {
 
   private:
     uct_md_h md_ = nullptr;
-    uct_mem_h memh_ = UCT_MEM_HANDLE_NULL;
+    uct_mem_h memh_ = nullptr;  // (UCT_MEM_HANDLE_NULL)
     size_t rkey_size_ = 0;
     unsigned generation_ = 0;
 };
@@ -72,7 +72,7 @@ class PeerKey {
 
   private:
     uct_component_h component_ = nullptr;
-    uct_rkey_bundle_t bundle_{};
+    UctRkeyBundle bundle_;
     bool valid_ = false;
     unsigned generation_ = 0;
 };
@@ -102,20 +102,17 @@ class RmaLane {
     bool shares_lane() const noexcept { return ep_ != nullptr && !owned_; }
     const OpenIface &iface() const noexcept { return *iface_; }
     // The most bytes one call moves, and buffers it takes.
-    size_t max_get() const noexcept { return iface_->attr.cap.get.max_zcopy; }
-    size_t max_put() const noexcept { return iface_->attr.cap.put.max_zcopy; }
+    size_t max_get() const noexcept { return iface_->caps.limits.get.max_zcopy; }
+    size_t max_put() const noexcept { return iface_->caps.limits.put.max_zcopy; }
     size_t max_iov(RmaKind k) const noexcept {
-        return k == RmaKind::kGet ? iface_->attr.cap.get.max_iov : iface_->attr.cap.put.max_iov;
+        return k == RmaKind::kGet ? iface_->caps.limits.get.max_iov
+                                  : iface_->caps.limits.put.max_iov;
     }
 
     // kOk (done: `comp` is not called), kInProgress (`comp` is called from progress),
     // kNoResource, or an error.
-    Status get(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
-        return uct_ep_get_zcopy(ep_, iov, n, raddr, rkey, comp);
-    }
-    Status put(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept {
-        return uct_ep_put_zcopy(ep_, iov, n, raddr, rkey, comp);
-    }
+    Status get(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept;
+    Status put(const Iov *iov, size_t n, uint64_t raddr, RemoteKey rkey, Completion *comp) noexcept;
     uct_ep_h handle() const noexcept { return ep_; }
     void reset() noexcept {
         ep_ = nullptr;

@@ -1,5 +1,9 @@
 #include "transports/memory/memory_domains.h"
 
+#include "transports/ucs_status.h"
+
+#include <uct/api/uct.h>
+
 namespace ufi::transports {
 
 namespace {
@@ -12,7 +16,7 @@ const Components &components() {
     static const Components c = [] {
         Components out;
         ComponentList list;
-        if (ComponentList::query(list) != UCS_OK) return out;
+        if (ComponentList::query(list) != kOk) return out;
         for (uct_component_h comp : list.components()) {
             uct_component_attr_t attr{};
             attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME;
@@ -26,6 +30,8 @@ const Components &components() {
 }
 
 }  // namespace
+
+bool MemoryDomain::can_register() const noexcept { return (cap_flags & UCT_MD_FLAG_REG) != 0; }
 
 uct_component_h component_by_name(const std::string &name) {
     for (const auto &[n, comp] : components().by_name) {
@@ -47,7 +53,7 @@ std::size_t MemoryDomains::open(std::span<const MdName> names, std::vector<std::
             continue;
         }
         MdConfig config;
-        ucs_status_t status = MdConfig::read(comp, config);
+        Status status = MdConfig::read(comp, config);
         if (status != UCS_OK) {
             problem("md " + name.md + ": uct_md_config_read: " + to_string(status));
             continue;
@@ -59,7 +65,7 @@ std::size_t MemoryDomains::open(std::span<const MdName> names, std::vector<std::
             continue;
         }
         uct_md_attr_t attr{};
-        status = uct_md_query(d.md.get(), &attr);
+        status = status_of(uct_md_query(d.md.get(), &attr));
         if (status != UCS_OK) {
             problem("md " + name.md + ": uct_md_query: " + to_string(status));
             continue;

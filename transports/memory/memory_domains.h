@@ -5,7 +5,7 @@
 
 #include "transports/ucx_handles.h"
 
-#include <uct/api/uct.h>
+#include "transports/ucx_fwd.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +35,7 @@ struct MemoryDomain {
 
     // UCT_MD_FLAG_REG: the MD registers user memory (self, tcp, cma; not posix/sysv,
     // which only allocate).
-    bool can_register() const { return (cap_flags & UCT_MD_FLAG_REG) != 0; }
+    bool can_register() const noexcept;
 };
 
 // The component handle UCT knows by `name`, or nullptr. Component handles stay valid for the

@@ -89,7 +89,7 @@ bool RegCache::acquire_cached(const void *address, std::size_t length, RegionRef
     return hit;
 }
 
-ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out,
+Status RegCache::acquire(void *address, std::size_t length, RegionRef &out,
                                std::string *failed_md) {
     const auto a = reinterpret_cast<std::uintptr_t>(address);
     const std::uintptr_t b = a + length;
@@ -100,7 +100,7 @@ ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out
         ~Unlock() { c->unlock(); }
     } unlock_guard{this};
 
-    if (caching_ && take_hit(a, b, out)) return UCS_OK;
+    if (caching_ && take_hit(a, b, out)) return kOk;
 
     // Miss: register a page-aligned range (cached) or exactly the range (uncached).
     std::uintptr_t start = a, end = b;
@@ -122,9 +122,9 @@ ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out
         for (Region *r : absorbed) detach(r);
     }
     auto *r = new Region;
-    const ucs_status_t status = Registration::create(mds_, reinterpret_cast<void *>(start),
+    const Status status = Registration::create(mds_, reinterpret_cast<void *>(start),
                                                      end - start, reg_flags_, r->reg_, failed_md);
-    if (status != UCS_OK) {
+    if (status != kOk) {
         delete r;
         return status;
     }
@@ -155,7 +155,7 @@ ucs_status_t RegCache::acquire(void *address, std::size_t length, RegionRef &out
         ++stats_.uncached;
     }
     out = RegionRef(this, r);
-    return UCS_OK;
+    return kOk;
 }
 
 void RegCache::add_ref(Region *r) {

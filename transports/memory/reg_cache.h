@@ -100,7 +100,7 @@ class RegCache {
     // A registration covering [address, address + length) (length > 0); `out` lets go of what
     // it held first. On failure the UCT status, and `failed_md` names the MD that refused.
     // May throw std::bad_alloc.
-    ucs_status_t acquire(void *address, std::size_t length, RegionRef &out,
+    Status acquire(void *address, std::size_t length, RegionRef &out,
                          std::string *failed_md = nullptr);
 
     // A hit only: a reference to the cached region covering [address, address + length), or

@@ -1,6 +1,9 @@
 #include "transports/memory/registration.h"
 
 #include "transports/fork_safety.h"
+#include "transports/ucs_status.h"
+
+#include <uct/api/uct.h>
 
 #include <utility>
 
@@ -28,7 +31,7 @@ Registration &Registration::operator=(Registration &&other) noexcept {
     return *this;
 }
 
-ucs_status_t Registration::create(const MemoryDomains &mds, void *address, std::size_t length,
+Status Registration::create(const MemoryDomains &mds, void *address, std::size_t length,
                                   unsigned flags, Registration &out, std::string *failed_md) {
     Registration r;
     r.mds_ = &mds;
@@ -41,29 +44,35 @@ ucs_status_t Registration::create(const MemoryDomains &mds, void *address, std::
         const ucs_status_t status = uct_md_mem_reg(mds[i].md.get(), address, length, flags, &memh);
         if (status != UCS_OK) {
             if (failed_md != nullptr) *failed_md = mds[i].md_name;
-            return status;  // r's destructor deregisters the ones done so far
+            return status_of(status);  // r's destructor deregisters the ones done so far
         }
         r.memh_[i] = memh;
     }
     out = std::move(r);
-    return UCS_OK;
+    return kOk;
+}
+
+unsigned registration_flags(bool nonblock) noexcept {
+    unsigned flags = UCT_MD_MEM_ACCESS_ALL;
+    if (nonblock) flags |= UCT_MD_MEM_FLAG_NONBLOCK;
+    return flags;
 }
 
 uct_mem_h Registration::memh(std::size_t md) const {
     return md < memh_.size() ? memh_[md] : nullptr;
 }
 
-ucs_status_t Registration::pack_rkey(std::size_t md, std::vector<std::uint8_t> &out) const {
+Status Registration::pack_rkey(std::size_t md, std::vector<std::uint8_t> &out) const {
     out.clear();
-    if (mds_ == nullptr || md >= memh_.size() || memh_[md] == nullptr) return UCS_OK;
+    if (mds_ == nullptr || md >= memh_.size() || memh_[md] == nullptr) return kOk;
     const MemoryDomain &d = (*mds_)[md];
     out.resize(d.rkey_packed_size);
     if (d.rkey_packed_size == 0) {
         // UCT still expects a buffer; nothing is written for 0-byte keys (self, tcp, cma).
         std::uint8_t scratch[1];
-        return uct_md_mkey_pack(d.md.get(), memh_[md], scratch);
+        return status_of(uct_md_mkey_pack(d.md.get(), memh_[md], scratch));
     }
-    return uct_md_mkey_pack(d.md.get(), memh_[md], out.data());
+    return status_of(uct_md_mkey_pack(d.md.get(), memh_[md], out.data()));
 }
 
 void Registration::reset() noexcept {

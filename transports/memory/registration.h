@@ -6,8 +6,9 @@
 #pragma once
 
 #include "transports/memory/memory_domains.h"
+#include "transports/status.h"
 
-#include <uct/api/uct.h>
+#include "transports/ucx_fwd.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,11 @@
 #include <vector>
 
 namespace ufi::transports {
+
+// The uct_md_mem_reg flags for Registration::create: every access right (ufi enforces what an
+// MR allows itself), and with `nonblock` UCT_MD_MEM_FLAG_NONBLOCK (pages are not touched
+// now: memory an application has not allocated yet may be registered).
+unsigned registration_flags(bool nonblock) noexcept;
 
 class Registration {
   public:
@@ -29,7 +35,7 @@ class Registration {
     // outlive the registration), with uct_md_mem_reg `flags` (UCT_MD_MEM_ACCESS_* and
     // UCT_MD_MEM_FLAG_*). All or nothing: on failure nothing stays registered and `failed_md`
     // (if given) names the MD that refused. May throw std::bad_alloc.
-    static ucs_status_t create(const MemoryDomains &mds, void *address, std::size_t length,
+    static Status create(const MemoryDomains &mds, void *address, std::size_t length,
                                unsigned flags, Registration &out, std::string *failed_md = nullptr);
 
     void *address() const { return address_; }
@@ -41,7 +47,7 @@ class Registration {
 
     // The packed remote key for MD index `md` into `out` (resized to the MD's
     // rkey_packed_size; empty for an MD that does not register).
-    ucs_status_t pack_rkey(std::size_t md, std::vector<std::uint8_t> &out) const;
+    Status pack_rkey(std::size_t md, std::vector<std::uint8_t> &out) const;
 
     // Deregisters now.
     void reset() noexcept;

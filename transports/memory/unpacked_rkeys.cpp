@@ -1,8 +1,13 @@
 #include "transports/memory/unpacked_rkeys.h"
 
 #include "transports/fork_safety.h"
+#include "transports/lanes/uct_views.h"
+#include "transports/ucs_status.h"
 #include "transports/ucx_handles.h"
 
+#include <uct/api/uct.h>
+
+#include <cstddef>
 #include <utility>
 
 namespace ufi::transports {
@@ -16,6 +21,7 @@ const MemoryDomain *local_md(const RkeyBundle::MdEntry &entry, const MemoryDomai
     }
     return nullptr;
 }
+
 
 }  // namespace
 
@@ -83,7 +89,7 @@ std::size_t UnpackedRkeys::unpack(const RkeyBundle &bundle, const MemoryDomains 
             // UCT reads exactly rkey_packed_size bytes: none for an MD that packs nothing.
             static const std::uint8_t nothing = 0;
             const void *buf = packed.empty() ? static_cast<const void *>(&nothing) : packed.data();
-            const ucs_status_t status = uct_rkey_unpack(d->component, buf, &e.bundle);
+            const ucs_status_t status = uct_rkey_unpack(d->component, buf, as_uct(e.bundle));
             if (status != UCS_OK) {
                 e.why = "uct_rkey_unpack(" + d->md_name + "): " + to_string(status);
                 e.bundle = {};
@@ -99,7 +105,7 @@ std::size_t UnpackedRkeys::unpack(const RkeyBundle &bundle, const MemoryDomains 
 void UnpackedRkeys::reset() noexcept {
     const bool own = !fork::inherited(generation_);  // a fork() child leaves the parent's alone
     for (Entry &e : entries_) {
-        if (own && e.component != nullptr) uct_rkey_release(e.component, &e.bundle);
+        if (own && e.component != nullptr) uct_rkey_release(e.component, as_uct(e.bundle));
     }
     entries_.clear();
     mds_ = 0;

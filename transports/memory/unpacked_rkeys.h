@@ -7,7 +7,7 @@
 #include "transports/memory/memory_domains.h"
 #include "transports/memory/rkey_bundle.h"
 
-#include <uct/api/uct.h>
+#include "transports/ucx_fwd.h"
 
 #include <cstddef>
 #include <string>
@@ -19,7 +19,7 @@ class UnpackedRkeys {
   public:
     struct Entry {
         uct_component_h component = nullptr;  // nullptr: not usable here (see `why`)
-        uct_rkey_bundle_t bundle{};
+        UctRkeyBundle bundle;
         std::string why;
         bool usable() const { return component != nullptr; }
     };

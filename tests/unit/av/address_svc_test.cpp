@@ -7,7 +7,9 @@
 #include "transports/address_svc.h"
 #include "transports/discovery.h"
 #include "transports/ucx_handles.h"
+#include "transports/ucs_status.h"
 
+#include <uct/api/uct.h>
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -99,8 +101,8 @@ Opened open_tcp(const Resource &r) {
     MdConfig mdc;
     Md md;
     IfaceConfig ifc;
-    if (AsyncContext::create(UCS_ASYNC_MODE_POLL, async) != UCS_OK ||
-        Worker::create(async, UCS_THREAD_MODE_SINGLE, worker) != UCS_OK ||
+    if (AsyncContext::create(AsyncMode::kPoll, async) != UCS_OK ||
+        Worker::create(async, ThreadMode::kSingle, worker) != UCS_OK ||
         MdConfig::read(comp, mdc) != UCS_OK || Md::open(comp, r.md.c_str(), mdc, md) != UCS_OK) {
         o.why = "cannot open the md";
         return o;

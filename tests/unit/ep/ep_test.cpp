@@ -9,7 +9,9 @@
 #include "transports/address.h"
 #include "transports/discovery.h"
 #include "transports/iface/endpoint_worker.h"
+#include "transports/ucs_status.h"
 
+#include <uct/api/uct.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_rma.h>

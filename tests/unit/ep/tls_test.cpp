@@ -7,7 +7,9 @@
 #include "runtime/fid_cast.h"
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
+#include "transports/ucs_status.h"
 
+#include <uct/api/uct.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_cm.h>

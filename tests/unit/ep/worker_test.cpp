@@ -7,7 +7,9 @@
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
 #include "transports/memory/memory_domains.h"
+#include "transports/ucs_status.h"
 
+#include <uct/api/uct.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -104,7 +106,7 @@ TEST(EndpointWorker, SharedMemoryNotPermittedSkipsShmTransports) {
         opts.shared_memory = false;
         size_t shm = 0;
         for (const Resource *r : rs) shm += r->type == DeviceType::SharedMemory;
-        const ucs_status_t st = EndpointWorker::open(mds, rs, opts, w, skipped);
+        const Status st = EndpointWorker::open(mds, rs, opts, w, skipped);
         EXPECT_EQ(skipped.size(), shm);
         if (shm == rs.size()) {
             EXPECT_EQ(st, UCS_ERR_NO_DEVICE);
@@ -192,7 +194,7 @@ TEST(EndpointWorker, ProgressArmAndEventFds) {
         ASSERT_TRUE(w);
         size_t with_fd = 0;
         for (const auto &i : w->ifaces()) {
-            const bool has_fd = i->attr.cap.event_flags & UCT_IFACE_FLAG_EVENT_FD;
+            const bool has_fd = i->caps.event_flags & UCT_IFACE_FLAG_EVENT_FD;
             with_fd += has_fd;
             EXPECT_EQ(i->event_fd >= 0, has_fd) << i->resource->label();
             if (i->resource->tl == "self") {
@@ -219,9 +221,9 @@ TEST(EndpointWorker, SharedMemoryFifosHaveUfisElementSize) {
             SCOPED_TRACE(i->resource->label());
             EXPECT_EQ(i->fifo_geometry.size(), 1u);
             if (elem != 0) {
-                EXPECT_EQ(i->attr.cap.am.max_short, static_cast<size_t>(elem) - 28);
+                EXPECT_EQ(i->caps.limits.am.max_short, static_cast<size_t>(elem) - 28);
             }
-            EXPECT_EQ(i->attr.cap.am.max_short, i->resource->limits.am.max_short);
+            EXPECT_EQ(i->caps.limits.am.max_short, i->resource->limits.am.max_short);
         }
     }
 }

@@ -7,7 +7,9 @@
 #include "transports/memory/registration.h"
 #include "transports/memory/rkey_bundle.h"
 #include "transports/memory/unpacked_rkeys.h"
+#include "transports/ucs_status.h"
 
+#include <uct/api/uct.h>
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>

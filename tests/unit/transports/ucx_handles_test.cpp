@@ -1,7 +1,10 @@
 // The RAII wrappers: they own, move, and release UCX handles; factories report
 // UCS status; opening the self transport end to end exercises every wrapper.
 #include "transports/ucx_handles.h"
+#include "transports/tl_resource_list.h"
+#include "transports/ucs_status.h"
 
+#include <uct/api/uct.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,9 +64,9 @@ TEST(UcxHandles, OpenSelfIfaceAndMove) {
     EXPECT_GT(moved_list.size(), 0U);
 
     AsyncContext async;
-    ASSERT_EQ(AsyncContext::create(UCS_ASYNC_MODE_POLL, async), UCS_OK);
+    ASSERT_EQ(AsyncContext::create(AsyncMode::kPoll, async), UCS_OK);
     Worker worker;
-    ASSERT_EQ(Worker::create(async, UCS_THREAD_MODE_SINGLE, worker), UCS_OK);
+    ASSERT_EQ(Worker::create(async, ThreadMode::kSingle, worker), UCS_OK);
     MdConfig mdc;
     ASSERT_EQ(MdConfig::read(self_comp, mdc), UCS_OK);
     Md md;
