@@ -77,6 +77,7 @@ bool DataPath::drain_ctrl(Peer &p) noexcept {
         }
         p.ctrl.pop_front();
     }
+    refresh_eager_gate(p);
     return true;
 }
 

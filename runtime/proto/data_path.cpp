@@ -172,6 +172,7 @@ bool DataPath::relieve_lane(Peer &p) noexcept {
 }
 
 void DataPath::mark_busy(Peer &p) {
+    refresh_eager_gate(p);  // (work queued for it: sends go behind it)
     if (p.busy) return;
     p.busy = true;
     busy_.push_back(p.local_idx);
@@ -215,7 +216,10 @@ void DataPath::finish_send(SendReq *r, int error) noexcept {
         r->handed_off = false;
         if (r->peer < peers_.size()) {
             --peers_[r->peer]->handed_off;
-            if (r->op != SendOp::kMessage) --peers_[r->peer]->rma_handed_off;
+            if (r->op != SendOp::kMessage) {
+                --peers_[r->peer]->rma_handed_off;
+                refresh_eager_gate(*peers_[r->peer]);
+            }
         }
     }
     if (r->op != SendOp::kMessage) {

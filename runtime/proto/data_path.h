@@ -13,6 +13,7 @@
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
 #include "runtime/proto/rx_slip.h"
+#include "runtime/proto/wire.h"
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
@@ -21,6 +22,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -54,8 +56,21 @@ struct WireupView;  // a parsed WIREUP message (wireup.cpp)
 // push(): the operation went out (RTS, an RMA's last fragment or request); the peer's answer,
 // not the queue, finishes it.
 inline constexpr transports::Status kHandedOff = transports::Status::kInProgress;
-// The lane status for "this message does not fit one active message": it goes as fragments.
-inline constexpr transports::Status kNeedsFragments = transports::Status::kExceedsLimit;
+
+// How a message goes (DataPath::way_of): decided from its size, its flags and the peer's lane
+// and rendezvous choice before anything is sent, so that no protocol answers "does not fit"
+// after trying.
+enum class MessageWay : uint8_t {
+    kRendezvous,  // RTS, then as the receiver answers (rndv.cpp)
+    kSingle,      // one short or bcopy active message
+    kZeroCopy,    // one zero-copy active message from the application's buffers (tcp, RDMA)
+    kFragments,   // a first fragment and middle ones (bcopy)
+};
+
+// The largest message (headers after the tag included) the send fast path stages on the
+// stack for one am_short: above ufi's shared-memory FIFO elements (548 bytes inline,
+// UFI_SHM_FIFO_ELEM_SIZE) and tcp's short limit.
+inline constexpr size_t kStagedShort = 1024;
 
 // UFI_RNDV_SPLIT's default: from here on, the sender's half of a shared copy comes back more
 // than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
@@ -321,6 +336,29 @@ class DataPath {
     inline ShortSend try_send_short(Peer *p, const void *buf, size_t len, void *context,
                                     uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
                                     bool inject) noexcept;
+    // Peer::eager_short_max from what it depends on: connected, nothing queued, no control
+    // message waiting, no RMA or atomic awaited; then the rendezvous threshold, the lane's
+    // short limit (UCT's 8-byte header is the tag) and the stack staging (kStagedShort), for a
+    // message without CQ data. Called wherever one of those changes (closing only takes the
+    // store); inline, as the acknowledgement of a write reopens it.
+    void refresh_eager_gate(Peer &p) noexcept {
+        p.eager_short_max = eager_gate_of(p);
+    }
+    static int64_t eager_gate_of(const Peer &p) noexcept {
+        if (p.state != PeerState::kConnected || !p.queue.empty() || !p.ctrl.empty() ||
+            p.rma_handed_off != 0) {
+            return -1;
+        }
+        constexpr size_t kAfterTag = sizeof(wire::EagerHdr) - sizeof(uint64_t);
+        const size_t lane = p.lane.max_short();
+        if (lane < kAfterTag + sizeof(uint64_t)) return -1;
+        const size_t most = std::min({p.rndv_thresh, lane - kAfterTag - sizeof(uint64_t),
+                                      kStagedShort - kAfterTag});
+        return static_cast<int64_t>(most);
+    }
+    // UFI_CHECK_INVARIANTS builds (debug: the sanitizer builds of CI): the gate is what
+    // eager_gate_of() says, or the process aborts naming the peer.
+    void check_eager_gate(const Peer &p) const noexcept;
     // An application's send found `p`'s lane full or its queue waiting: progresses the
     // endpoint once, as the application's next poll would (a shared-memory lane that once
     // refused takes nothing until its sender's iface is progressed), so that a sender
@@ -454,17 +492,28 @@ class DataPath {
     SendReq *new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept;
     // push() for a message (eager fragments or the rendezvous's RTS).
     transports::Status push_message(Peer &p, SendReq &r) noexcept;
+    // How r goes to p (MessageWay): rendezvous above the peer's threshold (or for a
+    // confirmation) where its RTS fits one bcopy, else one active message where it fits the
+    // lane's short or bcopy size, else one zero-copy active message where the lane sends from
+    // the caller's buffers, else fragments.
+    MessageWay way_of(const Peer &p, const SendReq &r) const noexcept;
+    // Whether an eager message of `total` bytes with these flags goes as one short or bcopy
+    // active message from `iovcnt` buffers (send_single's cases).
+    static bool fits_single(const Peer &p, size_t total, size_t iovcnt,
+                            uint32_t wire_flags) noexcept;
+    // Whether r's RTS, with the segments and keys its protocol names, fits one bcopy.
+    bool rts_fits(const Peer &p, const SendReq &r) const noexcept;
     // A message above the bcopy size as one zero-copy active message from r's buffers (the
-    // same bytes as EAGER): kOk, kHandedOff (its completion finishes it), kNoResource, an
-    // error, or kNeedsFragments where the lane cannot (no AM_ZCOPY, a registration needed,
-    // beyond its size).
+    // same bytes as EAGER), where way_of() said kZeroCopy and r holds a send slot: kOk,
+    // kHandedOff (its completion finishes it), kNoResource, or an error.
     transports::Status send_eager_zcopy(Peer &p, SendReq &r) noexcept;
     // One message in one active message (short, else bcopy) straight from the caller's
-    // buffers; kOk, kNoResource, UCS_ERR_EXCEEDS_LIMIT when it needs fragments, or an error.
+    // buffers, where fits_single() holds: kOk, kNoResource, or an error.
     transports::Status send_single(Peer &p, const IovList &iov, uint64_t tag, uint32_t wire_flags,
                                    uint64_t data) noexcept;
     void finish_send(SendReq *r, int error) noexcept;
     void drain(Peer &p) noexcept;
+    void drain_queue(Peer &p) noexcept;  // drain() but for the gate's refresh
 
     // --- Receiving (receive.cpp; the queues and the rule: match.h) ---
     void handle_eager(const uint8_t *data, size_t length) noexcept;
@@ -520,19 +569,20 @@ class DataPath {
     // --- Rendezvous (rndv.cpp) ---
     // Picks the peer's rendezvous protocol, transport and threshold (once, at connection).
     void choose_rndv(Peer &p);
-    // The iface of transport `tl` that does `kind` with registered memory; nullptr if none.
-    transports::OpenIface *rma_iface(const std::string &tl, transports::RmaKind kind) noexcept;
-    // The iface zero copy of `kind` over `tl` to p goes on: its AM lane's when that lane is
-    // over `tl` and serves it (open_rma then shares the lane), else rma_iface()'s.
-    const transports::OpenIface *zcopy_iface(const Peer &p, const std::string &tl,
+    // The iface of `transport` that does `kind` with registered memory; nullptr if none.
+    transports::OpenIface *rma_iface(transports::TransportCode transport,
+                                     transports::RmaKind kind) noexcept;
+    // The iface zero copy of `kind` over `transport` to p goes on: its AM lane's when that
+    // lane is over it and serves it (open_rma then shares the lane), else rma_iface()'s.
+    const transports::OpenIface *zcopy_iface(const Peer &p, transports::TransportCode transport,
                                              transports::RmaKind kind) noexcept;
-    // Connects the peer's zero-copy lane over `tl` (kept while the peer lives), or shares its
-    // AM lane (zcopy_iface).
-    bool open_rma(Peer &p, const std::string &tl, transports::RmaKind kind) noexcept;
+    // Connects the peer's zero-copy lane over `transport` (kept while the peer lives), or
+    // shares its AM lane (zcopy_iface). false for kNoTransport.
+    bool open_rma(Peer &p, transports::TransportCode transport, transports::RmaKind kind) noexcept;
     // Registers iov's buffers (up to `length` bytes) on `iface`'s memory domain.
     static bool register_buffers(const transports::OpenIface &iface, const IovList &iov,
                                  size_t length, std::vector<transports::LocalRegion> &out) noexcept;
-    // Sends RTS for r (kOk, kNoResource: again later, or an error).
+    // Sends RTS for r, where rts_fits() holds (kOk, kNoResource: again later, or an error).
     transports::Status start_rndv_send(Peer &p, SendReq &r) noexcept;
     // Gives r a slot in the table of operations the peer answers by id (rndv_sends_); false
     // when memory runs out.
@@ -561,11 +611,11 @@ class DataPath {
     bool start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
     // RTR (kRndvPut, or kRndvSplit with `from` > 0) in `m` (byte 0 its AM id): [iov, +length)
     // registered on `oi` into `regions`, its bytes from `from` on named as segments with
-    // their packed keys, for the transport `tl`. false (and nothing registered) when a buffer
+    // their packed keys, for `oi`'s transport. false (and nothing registered) when a buffer
     // does not register or the message exceeds the lane.
     bool build_rtr_put(Peer &p, const transports::OpenIface &oi, const IovList &iov,
                        size_t length, std::vector<transports::LocalRegion> &regions,
-                       uint64_t send_id, uint64_t recv_id, const std::string &tl,
+                       uint64_t send_id, uint64_t recv_id,
                        std::vector<uint8_t> &m, size_t from = 0) noexcept;
     void send_rtr_am(Peer &p, RecvReq *r) noexcept;
     void finish_rndv_recv(RecvReq *r) noexcept;
@@ -660,7 +710,7 @@ class DataPath {
     transports::Status send_rma_zcopy(Peer &p, SendReq &r) noexcept;
     // A write over a transport that puts but cannot get (tcp): the request that asks the
     // target to let us put it (wire::kRmaInitiatorPuts); RTR, then our puts, follow.
-    transports::Status send_write_put(Peer &p, SendReq &r, const std::string &tl) noexcept;
+    transports::Status send_write_put(Peer &p, SendReq &r, transports::TransportCode transport) noexcept;
     // Such a write's puts are on their way before anything sent after them (issued on the AM
     // lane's own connection, or completed on another), or it ended: the peer's later
     // operations may go.
@@ -677,7 +727,7 @@ class DataPath {
     // (a record waits for RMA_WRITE_DONE, which has it counted); RMA_ACK with -FI_EIO when it
     // cannot.
     void grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
-                       const IovList &where, const std::string &tl) noexcept;
+                       const IovList &where, transports::TransportCode transport) noexcept;
     void handle_rma_write_done(const uint8_t *data, size_t length) noexcept;
     // Atomics (atomic.cpp): the request, the target's execution, the initiator's answer.
     transports::Status push_atomic(Peer &p, SendReq &r) noexcept;

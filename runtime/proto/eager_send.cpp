@@ -52,6 +52,44 @@ size_t pack_message(void *dest, void *arg) {
 // ---------------------------------------------------------------------------------------
 // Sending
 
+bool DataPath::fits_single(const Peer &p, size_t total, size_t iovcnt,
+                           uint32_t wire_flags) noexcept {
+    const size_t hdr_len =
+        sizeof(wire::EagerHdr) + ((wire_flags & wire::kHasData) ? sizeof(uint64_t) : 0);
+    const size_t single = hdr_len + total;
+    if (single <= p.lane.max_short() &&
+        ((iovcnt <= 1 && single <= kStagedShort) || iovcnt + 1 <= kMaxShortIov)) {
+        return true;
+    }
+    return single <= p.lane.max_bcopy();
+}
+
+bool DataPath::rts_fits(const Peer &p, const SendReq &r) const noexcept {
+    size_t n = sizeof(wire::EagerHdr) + ((r.wire_flags & wire::kHasData) ? sizeof(uint64_t) : 0) +
+               sizeof(wire::RtsHdr);
+    // GET names each buffer and its key (start_rndv_send); AM and PUT name none. (A GET whose
+    // buffers do not register goes as AM: smaller still.)
+    if (p.rndv_protocol == wire::kRndvGet && r.iov.total != 0) {
+        const size_t key = worker_->ifaces()[p.rma_iface]->rkey_packed_size;
+        for (size_t i = 0; i < r.iov.count; ++i) {
+            if (r.iov.v[i].len != 0) n += sizeof(wire::Segment) + key;
+        }
+    }
+    return n <= p.lane.max_bcopy();
+}
+
+MessageWay DataPath::way_of(const Peer &p, const SendReq &r) const noexcept {
+    const size_t total = r.iov.total;
+    if ((total > p.rndv_thresh || r.confirm) && rts_fits(p, r)) return MessageWay::kRendezvous;
+    if (fits_single(p, total, r.iov.count, r.wire_flags)) return MessageWay::kSingle;
+    const size_t hdr_len =
+        sizeof(wire::EagerHdr) + ((r.wire_flags & wire::kHasData) ? sizeof(uint64_t) : 0);
+    size_t buffers = 0;
+    for (size_t i = 0; i < r.iov.count; ++i) buffers += r.iov.v[i].len != 0;
+    if (p.lane.fits_zcopy(hdr_len, total, buffers)) return MessageWay::kZeroCopy;
+    return MessageWay::kFragments;
+}
+
 transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t tag,
                                          uint32_t wire_flags, uint64_t data) noexcept {
     const bool has_data = (wire_flags & wire::kHasData) != 0;
@@ -79,34 +117,36 @@ transports::Status DataPath::send_single(Peer &p, const IovList &iov, uint64_t t
         }
         return p.lane.send_short(wire::kAmEager, iovs, iov.count + 1);
     }
-    if (single <= p.lane.max_bcopy()) {
-        PackArgs a{hdr, hdr_len, &iov, 0, iov.total};
-        return status_of_bcopy(p.lane.send_bcopy(wire::kAmEager, pack_message, &a));
-    }
-    return kNeedsFragments;
+    // (fits_single: the bcopy size takes it.)
+    PackArgs a{hdr, hdr_len, &iov, 0, iov.total};
+    return status_of_bcopy(p.lane.send_bcopy(wire::kAmEager, pack_message, &a));
 }
 
 transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
     const size_t total = r.iov.total;
-    if (!r.started && (total > p.rndv_thresh || r.confirm)) {
+    MessageWay way = MessageWay::kFragments;
+    if (!r.started) {
+        way = way_of(p, r);
+        // (A zero-copy message is in a send slot while in flight, where a failed peer's
+        // transfers are found; without one it goes as fragments.)
+        if (way == MessageWay::kZeroCopy && r.rndv_slot == 0 && !take_send_slot(r)) {
+            way = MessageWay::kFragments;
+        }
+    }
+    if (!r.started && way == MessageWay::kRendezvous) {
         r.announcing = true;
         const transports::Status s = start_rndv_send(p, r);
         r.announcing = false;
-        if (s == transports::kOk) {
-            r.started = true;
-            if (r.done) return transports::kOk;  // over self, all of it ran inside the call
-            if (!r.streaming) return kHandedOff;
-            // AM protocol over self: RTR came back inside the call; the data goes now.
-        } else if (s == kNeedsFragments) {
-            release_send_slot(r);  // announcing it takes more than one message: eager
-        } else {
-            return s;  // kNoResource keeps the slot for the retry
-        }
+        if (s != transports::kOk) return s;  // kNoResource keeps the slot for the retry
+        r.started = true;
+        if (r.done) return transports::kOk;  // over self, all of it ran inside the call
+        if (!r.streaming) return kHandedOff;
+        // AM protocol over self: RTR came back inside the call; the data goes now.
     }
     if (r.streaming) return push_rndv_data(p, r);
     if (!r.started) {
-        const transports::Status s = send_single(p, r.iov, r.tag, r.wire_flags, r.data);
-        if (s != kNeedsFragments) {
+        if (way == MessageWay::kSingle) {
+            const transports::Status s = send_single(p, r.iov, r.tag, r.wire_flags, r.data);
             if (s == transports::kOk) {
                 r.started = true;
                 r.offset = total;
@@ -114,8 +154,7 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
             return s;
         }
         // One zero-copy message where the lane sends from our buffers (tcp, RDMA).
-        const transports::Status z = send_eager_zcopy(p, r);
-        if (z != kNeedsFragments) return z;
+        if (way == MessageWay::kZeroCopy) return send_eager_zcopy(p, r);
         // Fragments: the first carries the headers and as much as fits.
         const bool has_data = (r.wire_flags & wire::kHasData) != 0;
         uint8_t hdr[sizeof(wire::EagerHdr) + sizeof(wire::FirstHdr) + sizeof(uint64_t)];
@@ -166,10 +205,6 @@ transports::Status DataPath::send_eager_zcopy(Peer &p, SendReq &r) noexcept {
     size_t n = 0;
     for (size_t i = 0; i < r.iov.count; ++i) {
         if (r.iov.v[i].len != 0) iov[n++] = transports::make_iov(r.iov.v[i].base, r.iov.v[i].len);
-    }
-    // (In a send slot while in flight: a failed peer's transfers are found there.)
-    if (!p.lane.fits_zcopy(hdr_len, r.iov.total, n) || (r.rndv_slot == 0 && !take_send_slot(r))) {
-        return kNeedsFragments;
     }
     r.comp.uct.func = [](transports::Completion *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);

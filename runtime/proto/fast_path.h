@@ -19,11 +19,6 @@
 
 namespace ufi::runtime::proto {
 
-// The largest message (headers after the tag included) the send fast path stages on the
-// stack for one am_short: above ufi's shared-memory FIFO elements (548 bytes inline,
-// UFI_SHM_FIFO_ELEM_SIZE) and tcp's short limit.
-inline constexpr size_t kStagedShort = 1024;
-
 // An eager message as one am_short stages it: UCT's 8-byte short header carries the tag, and
 // `out` gets the rest of wire::EagerHdr (the sender's index at the receiver, the flags), the
 // CQ data when wire_flags has it, then the payload. Returns the bytes staged. The caller
@@ -45,18 +40,22 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
                                                      void *context, uint64_t flags, uint64_t tag,
                                                      uint64_t data, bool tagged,
                                                      bool inject) noexcept {
-    if (p == nullptr || p->state != PeerState::kConnected) return ShortSend::kNotHere;
-    // (Control messages that found no room go first too: RMA_WRITE_DONE must precede what the
-    // application sends after the write completed.)
-    if (!p->queue.empty() || !p->ctrl.empty()) return ShortSend::kQueueWaits;
+    if (p == nullptr) return ShortSend::kNotHere;
+#ifdef UFI_CHECK_INVARIANTS
+    check_eager_gate(*p);
+#endif
     const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
-    // The wire form is eager's (wire::EagerHdr, data, payload): UCT's 8-byte short header is
-    // the tag, the rest is staged here so the message goes as one am_short.
-    const size_t after_tag = sizeof(wire::EagerHdr) - sizeof(uint64_t) + (has_data ? 8 : 0);
-    if (p->rma_handed_off != 0 ||  // (ordered endpoints: messages wait behind RMA)
-        tx_outstanding_ >= tx_size_ || len > p->rndv_thresh ||
-        len + after_tag + sizeof(uint64_t) > p->lane.max_short() ||
-        len + after_tag > kStagedShort ||
+    // One compare for the peer (Peer::eager_short_max): connected, nothing queued or awaited
+    // (control messages that found no room go first too: RMA_WRITE_DONE must precede what the
+    // application sends after the write completed; ordered endpoints: messages wait behind
+    // RMA), and the message fits one am_short, its CQ data included.
+    if (static_cast<int64_t>(len + (has_data ? sizeof(uint64_t) : 0)) > p->eager_short_max)
+        [[unlikely]] {
+        return p->state == PeerState::kConnected && (!p->queue.empty() || !p->ctrl.empty())
+                   ? ShortSend::kQueueWaits
+                   : ShortSend::kNotHere;
+    }
+    if (tx_outstanding_ >= tx_size_ ||
         (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE | FI_FENCE)) ||
         ((flags & FI_INJECT) &&
          len > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size))) {
@@ -157,12 +156,14 @@ inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint
     ++p.handed_off;
     ++p.rma_handed_off;
     ++p.untracked_writes;
+    p.eager_short_max = -1;  // messages wait behind it (refresh_eager_gate)
     if (send_staged_write(p, staged, n) == transports::kOk) [[likely]]
         return true;
     --tx_outstanding_;
     --p.handed_off;
     --p.rma_handed_off;
     --p.untracked_writes;
+    refresh_eager_gate(p);
     return false;  // no room (it queues) or a failed lane (fails the peer): the record's path
 }
 

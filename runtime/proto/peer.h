@@ -27,7 +27,15 @@ enum class PeerState : uint8_t {
     kFailed,      // refused or unreachable: sends to it fail
 };
 
+// The fields the send fast path reads come first, the AM lane's own hot fields (its UCT
+// endpoint, its limits) right after them: one cache line for a short send.
 struct Peer {
+    // The send fast path's one compare (fast_path.h): the largest payload a message without
+    // CQ data may have to go now as one short active message, or -1 while anything keeps
+    // messages from going that way (not connected, sends or control messages queued, RMA or
+    // atomics awaited). DataPath::refresh_eager_gate keeps it, wherever what it depends on
+    // changes (and builds with UFI_CHECK_INVARIANTS check it at every send).
+    int64_t eager_short_max = -1;
     uint32_t local_idx = kNoPeer;   // this peer's index here (what it puts in `src`)
     uint32_t remote_idx = kNoPeer;  // this endpoint's index at the peer (what we put in `src`)
     PeerState state = PeerState::kKnown;
@@ -37,6 +45,7 @@ struct Peer {
     uint8_t reply_type = 0;       // wire::kWireupReply, or kWireupRefuse (with reply_status)
     uint16_t reply_status = 0;
     bool busy = false;            // on the data path's list of peers with queued work
+    transports::AmLane lane;  // where its traffic goes (the handshake's lane until p2p took over)
     // Its key was checked (its request) or it accepted ours (its reply): what it sends is
     // taken. Until this side is kConnected too (crossing handshakes: its traffic can come on
     // the endpoint-to-endpoint lane before our own ack went, or before its reply on the
@@ -47,7 +56,6 @@ struct Peer {
     // The incarnation (wire::WireupHdr) of the endpoint this peer was admitted as, from its
     // request or reply; 0 until then. Another one under the same identity is a restart.
     uint64_t remote_incarnation = 0;
-    transports::AmLane lane;  // where its traffic goes (the handshake's lane until p2p took over)
 
     // An endpoint-to-endpoint lane (wire.h): made when the chosen transport connects that way,
     // it becomes `lane` once both sides connected theirs; the handshake lane is kept in `aux`.

@@ -8,6 +8,7 @@
 #include "base/pool.h"
 #include "runtime/proto/wire.h"
 #include "transports/lanes/rma_lane.h"
+#include "transports/transport_code.h"
 
 #include <rdma/fabric.h>
 
@@ -121,7 +122,7 @@ struct RtsInfo {
     uint8_t protocol = 0;                 // wire::RndvProtocol
     uint8_t flags = 0;                    // wire::kRtsSenderPuts
     std::vector<wire::Segment> segments;  // kRndvGet: the sender's buffers
-    std::string tl;                       // kRndvGet / kRndvPut: the transport
+    transports::TransportCode transport = transports::kNoTransport;  // kRndvGet / kRndvPut
     std::vector<uint8_t> rkeys;           // segments.size() keys of rkey_len bytes
     uint16_t rkey_len = 0;
 };

@@ -195,6 +195,7 @@ void DataPath::finish_untracked_write(Peer &p, uint64_t len, int error) noexcept
     --p.untracked_writes;
     --p.handed_off;
     --p.rma_handed_off;
+    refresh_eager_gate(p);
     --tx_outstanding_;
     if (error != 0 && cfg_.tx_cq != nullptr) {  // injected: only an error is reported
         Completion c{};
@@ -707,13 +708,15 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
 
 tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
     if (p.rma_iface == SIZE_MAX) return transports::Status::kUnsupported;
-    const std::string &tl = worker_->ifaces()[p.rma_iface]->resource->tl;
+    const tx::TransportCode transport = worker_->ifaces()[p.rma_iface]->code;
     r.recv_id = 0;
-    if (r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut) return send_write_put(p, r, tl);
+    if (r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut) {
+        return send_write_put(p, r, transport);
+    }
     // The target gets a write from our buffers, and puts a read into them.
     const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-    const tx::OpenIface *oi = zcopy_iface(p, tl, kind);
-    if (oi == nullptr || (tl == "cma" && !tx::cross_process_copy_permitted()) ||
+    const tx::OpenIface *oi = zcopy_iface(p, transport, kind);
+    if (oi == nullptr || transport == tx::kNoTransport || !tx::zcopy_permitted(*oi) ||
         r.iov.count > wire::kMaxRndvSegments) {
         return transports::Status::kUnsupported;
     }
@@ -739,18 +742,16 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
                              r.rma_data,
                              static_cast<uint32_t>(r.rma.size()),
                              0};
-        const wire::RmaZcopyHdr z{static_cast<uint8_t>(segs.size()),
-                                  static_cast<uint8_t>(tl.size()), rkey_len, 0};
+        const wire::RmaZcopyHdr z{static_cast<uint8_t>(segs.size()), transport, rkey_len, 0};
         std::vector<uint8_t> m;
         m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z +
-                  segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
+                  segs.size() * sizeof(wire::Segment) + keys.size());
         append_bytes(m, &h, sizeof h);
         append_bytes(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
         append_bytes(m, &z, sizeof z);
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        append_bytes(m, tl.data(), tl.size());
         append_bytes(m, keys.data(), keys.size());
-        if (m.size() > p.lane.max_bcopy() || tl.size() > 255) return transports::Status::kUnsupported;
+        if (m.size() > p.lane.max_bcopy()) return transports::Status::kUnsupported;
         // The read's answer comes without data (rma_zcopy_done's offset == total).
         r.rndv_protocol = r.op == SendOp::kRead ? wire::kRndvPut : wire::kRndvGet;
         const uint8_t id = r.op == SendOp::kWrite ? wire::kAmRmaWrite : wire::kAmRmaReadReq;
@@ -760,11 +761,11 @@ tx::Status DataPath::send_rma_zcopy(Peer &p, SendReq &r) noexcept {
     }
 }
 
-tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) noexcept {
+tx::Status DataPath::send_write_put(Peer &p, SendReq &r, tx::TransportCode transport) noexcept {
     // A transport that puts but cannot get (tcp): we write the target's memory once it granted
     // it (RTR); the request names only the transport. Our buffers register when RTR came, and
     // only where the transport needs a local handle.
-    if (zcopy_iface(p, tl, tx::RmaKind::kPut) == nullptr || tl.size() > 255) {
+    if (transport == tx::kNoTransport || zcopy_iface(p, transport, tx::RmaKind::kPut) == nullptr) {
         return transports::Status::kUnsupported;
     }
     try {
@@ -776,13 +777,12 @@ tx::Status DataPath::send_write_put(Peer &p, SendReq &r, const std::string &tl) 
                              r.rma_data,
                              static_cast<uint32_t>(r.rma.size()),
                              0};
-        const wire::RmaZcopyHdr z{0, static_cast<uint8_t>(tl.size()), 0, 0};
+        const wire::RmaZcopyHdr z{0, transport, 0, 0};
         std::vector<uint8_t> m;
-        m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z + tl.size());
+        m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z);
         append_bytes(m, &h, sizeof h);
         append_bytes(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
         append_bytes(m, &z, sizeof z);
-        append_bytes(m, tl.data(), tl.size());
         if (m.size() > p.lane.max_bcopy()) return transports::Status::kUnsupported;
         r.rndv_protocol = wire::kRndvPut;  // what RTR is checked against
         // Held before the call: over `self` all of it may run inside.
@@ -829,7 +829,7 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
         if (write) send_ack(p, wire::kAmRmaAck, h.id, status);
         else send_read_answer(p, h.id, status, 0);
     };
-    // The initiator's buffers: RmaZcopyHdr, segments, transport name, rkeys.
+    // The initiator's buffers: RmaZcopyHdr (its transport's code), segments, rkeys.
     wire::RmaZcopyHdr z;
     if (len < sizeof z) {
         ++stats_.dropped_malformed;
@@ -838,20 +838,17 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
     std::memcpy(&z, section, sizeof z);
     if (write && (h.flags & wire::kRmaInitiatorPuts)) {
         // Only the transport the initiator puts with.
-        if (z.segments != 0 || z.rkey_len != 0 || z.tl_len == 0 || len != sizeof z + z.tl_len) {
+        if (z.segments != 0 || z.rkey_len != 0 || z.transport == tx::kNoTransport ||
+            len != sizeof z) {
             ++stats_.dropped_malformed;
             return answer(-FI_EINVAL);
         }
-        try {
-            const std::string tl(reinterpret_cast<const char *>(section + sizeof z), z.tl_len);
-            grant_rma_put(p, h, segs, where, tl);
-        } catch (const std::bad_alloc &) {
-            answer(-FI_ENOMEM);
-        }
+        grant_rma_put(p, h, segs, where, z.transport);
         return;
     }
-    const size_t need = sizeof z + size_t{z.segments} * (sizeof(wire::Segment) + z.rkey_len) + z.tl_len;
-    if (len != need || z.segments == 0 || z.segments > wire::kMaxRndvSegments || z.tl_len == 0) {
+    const size_t need = sizeof z + size_t{z.segments} * (sizeof(wire::Segment) + z.rkey_len);
+    if (len != need || z.segments == 0 || z.segments > wire::kMaxRndvSegments ||
+        z.transport == tx::kNoTransport) {
         ++stats_.dropped_malformed;
         return answer(-FI_EINVAL);
     }
@@ -863,8 +860,6 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
         t->remote.resize(z.segments);
         std::memcpy(t->remote.data(), at, z.segments * sizeof(wire::Segment));
         at += z.segments * sizeof(wire::Segment);
-        const std::string tl(reinterpret_cast<const char *>(at), z.tl_len);
-        at += z.tl_len;
         uint64_t sum = 0;
         bool sane = true;
         for (const wire::Segment &sg : t->remote) {
@@ -878,7 +873,7 @@ void DataPath::start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const 
         t->rma.assign(segs, segs + h.segments);
         t->iov.assign(where);
         const tx::RmaKind kind = write ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-        ok = sane && sum == h.total && open_rma(p, tl, kind) && unpack_keys(p, keys, t->keys) &&
+        ok = sane && sum == h.total && open_rma(p, z.transport, kind) && unpack_keys(p, keys, t->keys) &&
              (!p.rma.iface().md_needs_memh ||
               register_buffers(p.rma.iface(), t->iov, h.total, t->regions)) &&
              take_send_slot(*t);  // failures (fail_rndv) find it there
@@ -919,10 +914,10 @@ void DataPath::rma_zcopy_done(SendReq *r) noexcept {
 }                                                     // which finished it)
 
 void DataPath::grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
-                             const IovList &where, const std::string &tl) noexcept {
+                             const IovList &where, tx::TransportCode transport) noexcept {
     // Our memory behind the checked segments, registered for the initiator's transport, goes
     // back in RTR; a record keeps what counting needs until RMA_WRITE_DONE says it is in place.
-    const tx::OpenIface *oi = zcopy_iface(p, tl, tx::RmaKind::kPut);
+    const tx::OpenIface *oi = zcopy_iface(p, transport, tx::RmaKind::kPut);
     SendReq *t = nullptr;
     std::vector<uint8_t> m;
     bool ok = false;
@@ -930,13 +925,13 @@ void DataPath::grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg 
         t = send_pool_.get();
         t->rma.assign(segs, segs + h.segments);
         ok = oi != nullptr && take_send_slot(*t) &&
-             build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, tl, m);
+             build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, m);
     } catch (const std::bad_alloc &) {
         ok = false;
     }
     if (!ok) {
         UFI_LOG_INFO(Subsys::EpData, "RMA write from {}: cannot let it be put over {}",
-                     tx::address::describe(p.address), tl);
+                     tx::address::describe(p.address), tx::transport_name(transport));
         drop_target_record(t);
         send_ack(p, wire::kAmRmaAck, h.id, -FI_EIO);
         return;

@@ -83,13 +83,6 @@ std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t
     return segs;
 }
 
-// Transports whose zero copy is a copy made by the calling process's CPU (the kernel's, for
-// its caller): two processes copying halves at once go faster than one copying all. (An RDMA
-// device copies alone, whoever asks.)
-bool copies_on_cpu(const std::string &tl) {
-    return tl == "cma" || tl == "knem";
-}
-
 const char *protocol_name(uint8_t protocol) {
     switch (protocol) {
         case wire::kRndvGet: return "GET";
@@ -125,8 +118,7 @@ void DataPath::choose_rndv(Peer &p) {
         p.rndv_thresh = cfg_.rndv_thresh;
     } else if (p.rndv_protocol == wire::kRndvAm) {
         p.rndv_thresh = std::max(floor, kAmRndvThresh);
-    } else if (p.rndv_protocol == wire::kRndvGet &&
-               copies_on_cpu(ifaces[p.rma_iface]->resource->tl)) {
+    } else if (p.rndv_protocol == wire::kRndvGet && ifaces[p.rma_iface]->copies_on_cpu) {
         // A zero copy the CPU makes (cma, knem) costs a system call, a fraction of the 2 us
         // UCT's estimates give cma's overhead, which put the formula below at 30 KiB. Measured
         // (docs/performance.md, "The rendezvous threshold over cma"), a message that needs a
@@ -159,10 +151,11 @@ void DataPath::choose_rndv(Peer &p) {
     if (cfg_.rndv_thresh == 0 && zcopy_max > p.rndv_thresh) {
         p.rndv_thresh = std::min(zcopy_max, kMaxAutoRndvThresh);
     }
+    refresh_eager_gate(p);  // (the rendezvous threshold bounds the short way)
     const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
     // (SPLIT is the receiver's choice: this side's setting, for what it receives.)
     const bool split = p.rndv_protocol == wire::kRndvGet && cfg_.rndv_split != 0 &&
-                       copies_on_cpu(ifaces[p.rma_iface]->resource->tl);
+                       ifaces[p.rma_iface]->copies_on_cpu;
     UFI_LOG(level, Subsys::EpData,
             "protocols to peer {}: active messages over {} (short {} B, bcopy {} B, zero-copy "
             "{} B); messages above {} B by rendezvous {}{}{}; RMA zero copy from {} B",
@@ -203,10 +196,8 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         // The message is built in the data path's scratch buffers, whose capacity stays: an
         // RTS allocates nothing once they have grown (it is packed out before send_bcopy
         // returns, so a rendezvous started inside that call, over `self`, may reuse them).
-        static const std::string kNoTl;
-        const std::string &tl = r.rndv_protocol != wire::kRndvAm
-                                    ? worker_->ifaces()[p.rma_iface]->resource->tl
-                                    : kNoTl;
+        const tx::OpenIface *zcopy =
+            r.rndv_protocol != wire::kRndvAm ? worker_->ifaces()[p.rma_iface].get() : nullptr;
         std::vector<wire::Segment> &segs = rts_scratch_.segs;
         std::vector<uint8_t> &keys = rts_scratch_.keys;
         std::vector<uint8_t> &one = rts_scratch_.one_key;
@@ -227,7 +218,7 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         }
         const bool has_data = (r.wire_flags & wire::kHasData) != 0;
         m.reserve(1 + sizeof(wire::EagerHdr) + 8 + sizeof(wire::RtsHdr) +
-                  segs.size() * sizeof(wire::Segment) + tl.size() + keys.size());
+                  segs.size() * sizeof(wire::Segment) + keys.size());
         m.push_back(wire::kAmRts);
         const wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
         append_bytes(m, &h, sizeof h);
@@ -237,18 +228,22 @@ tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
         rts.send_id = r.rndv_slot;
         rts.protocol = r.rndv_protocol;
         rts.segments = static_cast<uint8_t>(segs.size());
-        rts.tl_len = static_cast<uint8_t>(tl.size());
+        rts.transport = zcopy != nullptr ? zcopy->code : tx::kNoTransport;
         rts.rkey_len = rkey_len;
         // The receiver may have us write part (SPLIT) where we can write over that transport.
-        if (get && copies_on_cpu(tl) && rma_iface(tl, tx::RmaKind::kPut) != nullptr &&
-            (tl != "cma" || tx::cross_process_copy_permitted())) {
+        if (get && zcopy->copies_on_cpu && rma_iface(zcopy->code, tx::RmaKind::kPut) != nullptr &&
+            tx::zcopy_permitted(*zcopy)) {
             rts.flags = wire::kRtsSenderPuts;
         }
         append_bytes(m, &rts, sizeof rts);
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        append_bytes(m, tl.data(), tl.size());
         append_bytes(m, keys.data(), keys.size());
-        if (m.size() - 1 > p.lane.max_bcopy()) return transports::Status::kExceedsLimit;  // goes eager
+        if (m.size() - 1 > p.lane.max_bcopy()) {
+            // (rts_fits() decided it does: a mismatch is a bug of ours, reported as one.)
+            UFI_LOG_ERROR(Subsys::EpData, "an RTS of {} bytes exceeds the lane's {}",
+                          m.size() - 1, p.lane.max_bcopy());
+            return transports::Status::kExceedsLimit;
+        }
         const tx::Status sent = status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_after_id, &m));
         if (sent == tx::kOk) ++stats_.rndv_sends;  // (not the tries a full lane refused)
         return sent;
@@ -334,17 +329,17 @@ bool DataPath::parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, 
     if (rts.segments > wire::kMaxRndvSegments || rts.send_id == 0) return false;
     switch (rts.protocol) {
         case wire::kRndvGet:
-            if (rts.segments == 0 || rts.tl_len == 0) return false;
+            if (rts.segments == 0 || rts.transport == tx::kNoTransport) return false;
             break;
         case wire::kRndvPut:
-            if (rts.segments != 0 || rts.tl_len == 0) return false;
+            if (rts.segments != 0 || rts.transport == tx::kNoTransport) return false;
             break;
         case wire::kRndvAm:
-            if (rts.segments != 0 || rts.tl_len != 0) return false;
+            if (rts.segments != 0 || rts.transport != tx::kNoTransport) return false;
             break;
         default: return false;
     }
-    const size_t need = size_t{rts.segments} * (sizeof(wire::Segment) + rts.rkey_len) + rts.tl_len;
+    const size_t need = size_t{rts.segments} * (sizeof(wire::Segment) + rts.rkey_len);
     if (length != at + need) return false;
     try {
         info.total = rts.total;
@@ -361,8 +356,7 @@ bool DataPath::parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, 
             sum += info.segments[i].len;
         }
         if (rts.protocol == wire::kRndvGet && sum != rts.total) return false;
-        info.tl.assign(reinterpret_cast<const char *>(data + at), rts.tl_len);
-        at += rts.tl_len;
+        info.transport = rts.transport;
         info.rkeys.assign(data + at, data + length);
     } catch (const std::bad_alloc &) {
         return false;
@@ -458,7 +452,7 @@ void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, ui
         if (rndv_recvs_[slot] == r) finish_rndv_recv(r);  // (else the ack failed the peer,
         return;                                           // which finished it)
     }
-    if (info.protocol == wire::kRndvGet && open_rma(p, info.tl, tx::RmaKind::kGet) &&
+    if (info.protocol == wire::kRndvGet && open_rma(p, info.transport, tx::RmaKind::kGet) &&
         unpack_keys(p, info, r->keys) &&
         (!p.rma.iface().md_needs_memh ||
          register_buffers(p.rma.iface(), r->iov, r->length, r->regions))) {
@@ -570,20 +564,20 @@ void DataPath::gets_done(RecvReq *r) noexcept {
 }
 
 bool DataPath::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
-    if (cfg_.rndv_split == 0 || r->length < cfg_.rndv_split || !copies_on_cpu(info.tl) ||
+    if (cfg_.rndv_split == 0 || r->length < cfg_.rndv_split ||
         !(info.flags & wire::kRtsSenderPuts)) {
         return false;
     }
-    // Both halves over one transport: the sender writes with the interface we read with.
-    const tx::OpenIface *oi = zcopy_iface(p, info.tl, tx::RmaKind::kPut);
-    if (oi == nullptr || oi != &p.rma.iface()) return false;
+    // Both halves over one transport: the sender writes with the interface we read with, one
+    // whose copies the CPU makes.
+    const tx::OpenIface *oi = zcopy_iface(p, info.transport, tx::RmaKind::kPut);
+    if (oi == nullptr || oi != &p.rma.iface() || !oi->copies_on_cpu) return false;
     // On a page boundary: no page is pinned by both copies.
     const size_t split = (r->length / 2) & ~size_t{4095};
     if (split == 0) return false;
     std::vector<tx::LocalRegion> regions;
     std::vector<uint8_t> m;
-    if (!build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot, info.tl, m,
-                       split)) {
+    if (!build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot, m, split)) {
         return false;  // (the GET's own registrations stay)
     }
     r->regions.swap(regions);  // the same interface's: they serve our gets too
@@ -600,10 +594,10 @@ bool DataPath::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
 
 bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // Only registration happens here: the sender connects and writes.
-    const tx::OpenIface *oi = zcopy_iface(p, info.tl, tx::RmaKind::kPut);
+    const tx::OpenIface *oi = zcopy_iface(p, info.transport, tx::RmaKind::kPut);
     std::vector<uint8_t> m;
     if (oi == nullptr ||
-        !build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot, info.tl, m)) {
+        !build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot, m)) {
         return false;
     }
     r->rndv_protocol = wire::kRndvPut;
@@ -613,9 +607,8 @@ bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
 
 bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &iov, size_t length,
                              std::vector<tx::LocalRegion> &regions, uint64_t send_id,
-                             uint64_t recv_id, const std::string &tl, std::vector<uint8_t> &m,
-                             size_t from) noexcept {
-    if (tl.size() > 255 || !register_buffers(oi, iov, length, regions)) return false;
+                             uint64_t recv_id, std::vector<uint8_t> &m, size_t from) noexcept {
+    if (oi.code == tx::kNoTransport || !register_buffers(oi, iov, length, regions)) return false;
     try {
         const std::vector<wire::Segment> segs = segments_of(iov, length, from);
         std::vector<uint8_t> keys, one;
@@ -637,14 +630,13 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
         h.src = p.remote_idx;
         h.protocol = from > 0 ? wire::kRndvSplit : wire::kRndvPut;
         h.segments = static_cast<uint8_t>(segs.size());
-        h.tl_len = static_cast<uint8_t>(tl.size());
+        h.transport = oi.code;
         h.send_id = send_id;
         h.recv_id = recv_id;
         h.length = length;
         h.rkey_len = rkey_len;
         append_bytes(m, &h, sizeof h);
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        append_bytes(m, tl.data(), tl.size());
         append_bytes(m, keys.data(), keys.size());
         if (segs.size() > wire::kMaxRndvSegments || m.size() - 1 > p.lane.max_bcopy()) {
             regions.clear();
@@ -710,12 +702,13 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
         return;
     }
     std::memcpy(&h, data, sizeof h);
-    const size_t need = size_t{h.segments} * (sizeof(wire::Segment) + h.rkey_len) + h.tl_len;
+    const size_t need = size_t{h.segments} * (sizeof(wire::Segment) + h.rkey_len);
     const bool split = h.protocol == wire::kRndvSplit;
     const bool put_rtr = h.protocol == wire::kRndvPut || split;
     if (length != sizeof h + need || h.segments > wire::kMaxRndvSegments || h.recv_id == 0 ||
-        (!put_rtr && (h.protocol != wire::kRndvAm || h.segments != 0 || h.tl_len != 0)) ||
-        (put_rtr && (h.segments == 0 || h.tl_len == 0))) {
+        (!put_rtr &&
+         (h.protocol != wire::kRndvAm || h.segments != 0 || h.transport != tx::kNoTransport)) ||
+        (put_rtr && (h.segments == 0 || h.transport == tx::kNoTransport))) {
         ++stats_.dropped_malformed;
         return;
     }
@@ -743,8 +736,6 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
             r->remote.resize(h.segments);
             std::memcpy(r->remote.data(), at, h.segments * sizeof(wire::Segment));
             at += h.segments * sizeof(wire::Segment);
-            const std::string tl(reinterpret_cast<const char *>(at), h.tl_len);
-            at += h.tl_len;
             RtsInfo keys;
             keys.segments = r->remote;
             keys.rkey_len = h.rkey_len;
@@ -760,7 +751,7 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
                 // registrations RTS named, which stay.
                 r->put_base = h.length - sum;
                 if (!sane || r->put_base == 0 || sum == 0 ||
-                    tl != worker_->ifaces()[p.rma_iface]->resource->tl) {
+                    h.transport != worker_->ifaces()[p.rma_iface]->code) {
                     // Not an answer to what we offered: dropped, and the send waits on. Its
                     // receive, if there is one, fails rather than wait for our half forever.
                     send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
@@ -777,7 +768,7 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
                 r->regions.clear();
                 sane = sane && sum == h.length;
             }
-            ok = sane && open_rma(p, tl, tx::RmaKind::kPut) && unpack_keys(p, keys, r->keys) &&
+            ok = sane && open_rma(p, h.transport, tx::RmaKind::kPut) && unpack_keys(p, keys, r->keys) &&
                  (!p.rma.iface().md_needs_memh || !r->regions.empty() ||
                   register_buffers(p.rma.iface(), r->iov, r->length, r->regions));
         } catch (const std::bad_alloc &) {

@@ -18,12 +18,23 @@
 #include <rdma/fi_tagged.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
 namespace ufi::runtime::proto {
 
 using log::Subsys;
+
+void DataPath::check_eager_gate(const Peer &p) const noexcept {
+    const int64_t want = eager_gate_of(p);
+    if (p.eager_short_max == want) return;
+    UFI_LOG_ERROR(Subsys::EpData,
+                  "peer {}: the send fast path's gate says {} where its state says {} (a change "
+                  "missed refresh_eager_gate)",
+                  p.local_idx, p.eager_short_max, want);
+    std::abort();
+}
 
 ssize_t DataPath::send_buffer_otherwise(ShortSend first, const void *buf, size_t len,
                                         fi_addr_t dest, void *context, uint64_t flags,
@@ -65,7 +76,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     if (p->state == PeerState::kConnected && p->queue.empty() && p->ctrl.empty() &&
         tx_outstanding_ < tx_size_ &&
         iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE) &&
-        p->rma_handed_off == 0) {
+        p->rma_handed_off == 0 && fits_single(*p, iov.total, iov.count, wire_flags)) {
         const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
         if (s == transports::kOk) {
             if (completion && cfg_.tx_cq != nullptr) {
@@ -79,7 +90,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
             if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
             return 0;
         }
-        if (s != transports::kNoResource && s != kNeedsFragments) {
+        if (s != transports::kNoResource) {
             const int rc = transports::fi_errno_of(s);
             fail_peer(*p, rc);
             return rc;
@@ -185,12 +196,20 @@ transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
     if (s == kHandedOff && !r.handed_off) {
         r.handed_off = true;
         ++p.handed_off;
-        if (rma) ++p.rma_handed_off;
+        if (rma) {
+            ++p.rma_handed_off;
+            p.eager_short_max = -1;  // messages wait behind it (refresh_eager_gate)
+        }
     }
     return s;
 }
 
 void DataPath::drain(Peer &p) noexcept {
+    drain_queue(p);
+    refresh_eager_gate(p);  // (what went out may open the fast path again)
+}
+
+void DataPath::drain_queue(Peer &p) noexcept {
     if (p.state == PeerState::kFailed) return;
     // Handshake messages owed to the peer go first, in this order; false: wait (no room, or
     // the peer failed).

@@ -8,7 +8,7 @@
 // in one indexed load; sends queue until the reply arrives.
 //
 // Endpoint-to-endpoint lanes (rc; tcp with UFI_CONNECT_TO_EP): the handshake goes over a
-// connect-to-iface lane and each message carries a P2P section, the transport's name and the
+// connect-to-iface lane and each message carries a P2P section, the transport's code and the
 // sender's new endpoint's address. The receiver of WIREUP_REQ connects its own endpoint to it
 // and answers with its address in WIREUP_REP; the requester connects, sends WIREUP_ACK on the
 // new lane and moves its traffic there; the receiver moves its traffic on WIREUP_ACK (the one
@@ -32,9 +32,9 @@
 //
 // Rendezvous (messages above the peer's threshold): the sender announces the message with
 // RTS; the receiver, once a receive matches it, moves the data the way RTS names:
-//   GET  the receiver reads the sender's segments (get_zcopy over `tl`, e.g. cma), then ATS
+//   GET  the receiver reads the sender's segments (get_zcopy over its transport, e.g. cma), then ATS
 //   PUT  the receiver sends RTR with its own segments and keys; the sender writes them
-//        (put_zcopy over `tl`, e.g. tcp), then ATP
+//        (put_zcopy over its transport, e.g. tcp), then ATP
 //   AM   the receiver sends RTR; the sender streams RNDV_DATA active messages into it
 //   SPLIT a GET over a transport whose zero copy is the caller's own CPU copy (cma), large
 //        enough (UFI_RNDV_SPLIT), from a sender whose RTS says it can write over it too
@@ -43,8 +43,8 @@
 //        the sender writes the rest (put_zcopy), then ATP. The receiver sends ATS once its
 //        reads are done; each side finishes when it has its own copy done and the other's
 //        acknowledgement. The split point is implied: RTR's length less its segments' sum.
-//   RTS     EagerHdr [u64 cq data] RtsHdr segments[] (u64 addr, u64 len) tl name rkeys[]
-//   RTR     RtrHdr segments[] tl name rkeys[]
+//   RTS     EagerHdr [u64 cq data] RtsHdr segments[] (u64 addr, u64 len) rkeys[]
+//   RTR     RtrHdr segments[] rkeys[]
 //   ATS     AckHdr (id: the sender's send_id)       ATP  AckHdr (id: the receiver's recv_id)
 //   RNDV_DATA  DataHdr payload
 //
@@ -81,9 +81,10 @@ namespace ufi::runtime::proto::wire {
 // Version 1: eager messages, rendezvous, wireup. Version 2: endpoint-to-endpoint lanes (the
 // P2P section, WIREUP_ACK). Version 3: RMA. Version 4: RMA_WRITE_SHORT. Version 5: the
 // incarnation in WIREUP. Version 6: writes put by the initiator (kRmaInitiatorPuts, RTR for a
-// write, RMA_WRITE_DONE). Version 7: SPLIT rendezvous. A peer of another version is refused at
-// wireup.
-inline constexpr uint8_t kProtocolVersion = 7;
+// write, RMA_WRITE_DONE). Version 7: SPLIT rendezvous. Version 8: a zero copy's transport (and
+// the P2P section's) named by its one-byte code (transports/transport_code.h), not its name. A peer of another version
+// is refused at wireup.
+inline constexpr uint8_t kProtocolVersion = 8;
 
 // Active-message ids (< 32, UCT's limit).
 enum AmId : uint8_t {
@@ -131,8 +132,8 @@ enum WireupStatus : uint16_t {
     kWireupP2pDeclined = 4,  // WIREUP_ACK: no endpoint-to-endpoint lane, stay where we are
 };
 
-// The P2P section (p2p_len bytes after the key): u8 name length, the transport's name, then
-// its endpoint address (the rest).
+// The P2P section (p2p_len bytes after the key): the transport's code (u8,
+// transports/transport_code.h), then its endpoint address (the rest).
 inline constexpr size_t kMaxP2pSection = 1024;
 
 // Followed by the sender's address (addr_len bytes), authorization key (key_len bytes) and
@@ -221,14 +222,14 @@ struct RtsHdr {
     uint64_t send_id;   // names the send in ATS, RTR
     uint8_t protocol;   // RndvProtocol the sender offers
     uint8_t segments;   // kRndvGet: the sender's buffers that follow (else 0)
-    uint8_t tl_len;     // kRndvGet / kRndvPut: the transport's name that follows
+    uint8_t transport;  // kRndvGet / kRndvPut: its code (transports/transport_code.h)
     uint8_t flags;      // kRtsSenderPuts
     uint16_t rkey_len;  // bytes of each segment's remote key (kRndvGet)
     uint16_t reserved2;
 };
 static_assert(sizeof(RtsHdr) == 24);
 
-// RtsHdr::flags: with kRndvGet, the sender can also write the receiver's buffers over `tl`
+// RtsHdr::flags: with kRndvGet, the sender can also write the receiver's buffers over `transport`
 // (its cross-process copy is permitted too): the receiver may answer SPLIT.
 inline constexpr uint8_t kRtsSenderPuts = 1;
 
@@ -237,7 +238,7 @@ struct RtrHdr {
     uint8_t protocol;   // kRndvPut, kRndvAm or kRndvSplit
     uint8_t segments;   // kRndvPut, kRndvSplit: the receiver's buffers that follow (SPLIT:
                         // those from the split point on)
-    uint8_t tl_len;
+    uint8_t transport;  // kRndvPut, kRndvSplit: its code (transports/transport_code.h)
     uint8_t reserved;
     uint64_t send_id;   // the sender's, from RTS
     uint64_t recv_id;   // names the receive in ATP and RNDV_DATA
@@ -337,10 +338,10 @@ struct AtomicHdr {
 static_assert(sizeof(AtomicHdr) == 32);
 
 // kRmaZcopy: after the RmaSeg entries, the initiator's buffers: RmaZcopyHdr, Segment[segments],
-// the transport's name (tl_len bytes), then each segment's packed rkey (rkey_len bytes each).
+// then each segment's packed rkey (rkey_len bytes each).
 struct RmaZcopyHdr {
     uint8_t segments;
-    uint8_t tl_len;
+    uint8_t transport;  // the transport's code (transports/transport_code.h)
     uint16_t rkey_len;
     uint32_t reserved;
 };

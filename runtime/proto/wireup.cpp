@@ -216,27 +216,26 @@ std::vector<uint8_t> DataPath::p2p_section(const Peer &p) const {
     if (!lane.connected()) return out;
     std::vector<uint8_t> ep;
     if (lane.ep_address(ep) != transports::Status::kOk) return out;
-    const std::string &tl = lane.resource().tl;
-    if (tl.size() > 255 || 1 + tl.size() + ep.size() > wire::kMaxP2pSection) return out;
-    out.reserve(1 + tl.size() + ep.size());
-    out.push_back(static_cast<uint8_t>(tl.size()));
-    out.insert(out.end(), tl.begin(), tl.end());
+    const transports::TransportCode code = lane.iface().code;
+    if (code == transports::kNoTransport || 1 + ep.size() > wire::kMaxP2pSection) return out;
+    out.reserve(1 + ep.size());
+    out.push_back(code);
     out.insert(out.end(), ep.begin(), ep.end());
     return out;
 }
 
 bool DataPath::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
-    if (len < 1 || len < 1 + size_t{section[0]}) return false;
-    const std::string tl(reinterpret_cast<const char *>(section + 1), section[0]);
-    const uint8_t *ep = section + 1 + section[0];
-    const size_t ep_len = len - 1 - section[0];
+    if (len < 1 || section[0] == transports::kNoTransport) return false;
+    const transports::TransportCode code = section[0];
+    const uint8_t *ep = section + 1;
+    const size_t ep_len = len - 1;
     if (p.address.uuid == cfg_.uuid && p.address.endpoint_id == cfg_.endpoint_id) return false;
-    if (!p.p2p.connected() || p.p2p.resource().tl != tl) {
+    if (!p.p2p.connected() || p.p2p.iface().code != code) {
         // This side had none (or another transport's): one over the peer's, if the policy
         // connects that transport endpoint to endpoint here too.
         drop_p2p(p);
-        const transports::LaneChoice c =
-            transports::choose_p2p_lane(*worker_, p.address, lane_policy_, tl);
+        const transports::LaneChoice c = transports::choose_p2p_lane(
+            *worker_, p.address, lane_policy_, std::string(transports::transport_name(code)));
         if (c.iface == SIZE_MAX) return false;
         transports::OpenIface &target = *worker_->ifaces()[c.iface];
         worker_->activate(target);
@@ -247,7 +246,8 @@ bool DataPath::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
     const transports::Status s = p.p2p.connect_to_peer(p.address.records[p.p2p_record], ep, ep_len);
     if (s != transports::Status::kOk) {
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect endpoint to endpoint over {}: {}",
-                     address::describe(p.address), tl, transports::to_string(s));
+                     address::describe(p.address), p.p2p.resource().label(),
+                     transports::to_string(s));
         drop_p2p(p);
         return false;
     }
@@ -260,6 +260,7 @@ void DataPath::promote_p2p(Peer &p) {
     p.aux = std::move(p.lane);
     p.lane = std::move(p.p2p);
     p.p2p_connected = p.p2p_peer_ready = false;
+    refresh_eager_gate(p);  // (another lane, another short limit)
     ++stats_.p2p_lanes;
     UFI_LOG_DEBUG(Subsys::EpData, "peer {}: traffic moves to {} (endpoint to endpoint)",
                   address::describe(p.address), p.lane.resource().label());
@@ -276,6 +277,7 @@ void DataPath::connect(Peer &p) {
     if (!open_lane(p)) return;
     // Before the send: over `self` the reply is handled inside it.
     p.state = PeerState::kConnecting;
+    refresh_eager_gate(p);
     const transports::Status s = send_request(p);
     if (s == transports::kNoResource) {
         p.request_unsent = true;  // tcp: until its own handshake completes
@@ -367,6 +369,7 @@ transports::Status DataPath::send_wireup_ack(Peer &p) {
 
 void DataPath::fail_peer(Peer &p, int error) {
     p.state = PeerState::kFailed;
+    refresh_eager_gate(p);
     p.fail_status = error != 0 ? error : -FI_EIO;
     p.request_unsent = p.reply_unsent = p.ack_unsent = false;
     // Injected short writes that went without a record first (they went before anything
@@ -593,6 +596,7 @@ void DataPath::handle_request(const WireupView &w) {
         p->admitted = true;
         if (p2p && !p->p2p_peer_ready) {
             p->state = PeerState::kConnecting;
+            refresh_eager_gate(*p);
         } else {
             promote_p2p(*p);
             set_connected(*p);
@@ -738,6 +742,7 @@ void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
                   address::describe(full), p.lane.resource().label(), better.resource().label());
     p.aux = std::move(p.lane);  // kept: the handshake's connection
     p.lane = std::move(better);
+    refresh_eager_gate(p);  // (another lane, another short limit)
     p.address = std::move(full);
     ++stats_.lane_upgrades;
 }
@@ -798,6 +803,7 @@ void DataPath::handle_close(const WireupView &w) {
 void DataPath::set_connected(Peer &p) {
     p.state = PeerState::kConnected;
     choose_rndv(p);
+    refresh_eager_gate(p);  // the fast path opens
     // A handler may fail the peer (which empties `held`), or connect nothing new: one at a
     // time from the front.
     while (!p.held.empty() && p.state == PeerState::kConnected) {

@@ -20,40 +20,42 @@ namespace ufi::runtime::proto {
 using log::Subsys;
 namespace tx = transports;
 
-tx::OpenIface *DataPath::rma_iface(const std::string &tl, tx::RmaKind kind) noexcept {
+tx::OpenIface *DataPath::rma_iface(tx::TransportCode transport, tx::RmaKind kind) noexcept {
     for (const auto &oi : worker_->ifaces()) {
         const bool can = kind == tx::RmaKind::kGet ? oi->caps.get_zcopy : oi->caps.put_zcopy;
-        if (oi->resource->tl == tl && can && oi->md_can_register) {
+        if (oi->code == transport && can && oi->md_can_register) {
             return oi.get();
         }
     }
     return nullptr;
 }
 
-const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, const std::string &tl,
+const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, tx::TransportCode transport,
                                            tx::RmaKind kind) noexcept {
-    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) return &p.lane.iface();
-    return rma_iface(tl, kind);
+    if (tx::lane_serves_rma(p.lane, kind) && p.lane.iface().code == transport) {
+        return &p.lane.iface();
+    }
+    return rma_iface(transport, kind);
 }
 
-bool DataPath::open_rma(Peer &p, const std::string &tl, tx::RmaKind kind) noexcept {
-    if (p.rma.connected() && p.rma.iface().resource->tl == tl) return true;
-    if (tx::lane_serves_rma(p.lane, kind) && p.lane.resource().tl == tl) {
+bool DataPath::open_rma(Peer &p, tx::TransportCode transport, tx::RmaKind kind) noexcept {
+    if (transport == tx::kNoTransport) return false;
+    if (p.rma.connected() && p.rma.iface().code == transport) return true;
+    if (tx::lane_serves_rma(p.lane, kind) && p.lane.iface().code == transport) {
         // The AM lane's own endpoint: rc's only way, and on tcp one connection fewer (and
         // faster: the puts and the messages around them share one stream).
         tx::RmaLane::share(p.lane, p.rma);
         return true;
     }
-    tx::OpenIface *oi = rma_iface(tl, kind);
-    if (oi == nullptr) return false;
-    if (tl == "cma" && !tx::cross_process_copy_permitted()) return false;
+    tx::OpenIface *oi = rma_iface(transport, kind);
+    if (oi == nullptr || !tx::zcopy_permitted(*oi)) return false;
     for (const auto &rec : p.address.records) {
-        if (rec.tl != tl) continue;
+        if (!tx::is_transport(rec, transport)) continue;
         worker_->activate(*oi);  // its completions come from its progress
         const tx::Status s = tx::RmaLane::connect(*oi, rec, p.rma);
         if (s == transports::Status::kOk) return true;
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect {} for rendezvous: {}",
-                     tx::address::describe(p.address), tl, tx::to_string(s));
+                     tx::address::describe(p.address), oi->resource->label(), tx::to_string(s));
     }
     return false;
 }

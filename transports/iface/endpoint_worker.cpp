@@ -177,6 +177,8 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     }
     out.arm_events = arm_events_of(a.cap.event_flags);
     out.resource = &r;
+    out.code = transport_code(r.tl);
+    out.copies_on_cpu = r.tl == "cma" || r.tl == "knem";
     out.md = md.get();
     out.component = mds[md_index].component;
     out.rkey_packed_size = mds[md_index].rkey_packed_size;

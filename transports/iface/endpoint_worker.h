@@ -15,6 +15,7 @@
 #include "transports/memory/memory_domains.h"
 #include "transports/resource.h"
 #include "transports/status.h"
+#include "transports/transport_code.h"
 #include "transports/ucx_fwd.h"
 #include "transports/ucx_handles.h"
 
@@ -74,6 +75,12 @@ inline constexpr unsigned kAmDesc = 1;  // UCT_CB_PARAM_FLAG_DESC (checked in en
 // One open interface.
 struct OpenIface {
     const Resource *resource = nullptr;  // discovery's description of it
+    // Its transport's code, as protocol messages name it (transport_code.h).
+    TransportCode code = kNoTransport;
+    // Its zero copy is a copy the calling process's CPU makes (the kernel's, for its caller:
+    // cma, knem): two processes copying halves at once go faster than one copying all. (An
+    // RDMA device copies alone, whoever asks.)
+    bool copies_on_cpu = false;
     Iface iface;
     // Its memory domain (the domain's, open for as long as the worker): registrations and
     // remote keys for zero-copy operations over this iface.

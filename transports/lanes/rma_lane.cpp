@@ -160,7 +160,7 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
         const IfaceCaps &a = oi.caps;
         if (!(a.flags & op) || !(a.flags & UCT_IFACE_FLAG_CONNECT_TO_IFACE)) continue;
         if (!oi.md_can_register) continue;
-        if (oi.resource->tl == "cma" && !cross_process_copy_permitted()) continue;
+        if (!zcopy_permitted(oi)) continue;
         for (size_t r = 0; r < peer.records.size(); ++r) {
             const address::TransportRecord &rec = peer.records[r];
             if (!record_fits(oi, rec)) continue;
@@ -176,6 +176,11 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
     }
     if (best.iface == SIZE_MAX) best.why = "no zero-copy transport reaches the peer";
     return best;
+}
+
+bool zcopy_permitted(const OpenIface &iface) noexcept {
+    return iface.resource == nullptr || iface.resource->tl != "cma" ||
+           cross_process_copy_permitted();
 }
 
 bool cross_process_copy_permitted() noexcept {

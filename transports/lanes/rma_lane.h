@@ -145,4 +145,8 @@ LaneChoice choose_rma_lane(const EndpointWorker &worker, const address::Endpoint
 // often denied in containers. Probed once (against this process itself).
 bool cross_process_copy_permitted() noexcept;
 
+// Whether zero copy over `iface` can work in this process at all (cma: only where
+// cross_process_copy_permitted()).
+bool zcopy_permitted(const OpenIface &iface) noexcept;
+
 }  // namespace ufi::transports

@@ -9,6 +9,7 @@
 
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
+#include "transports/transport_code.h"
 
 #include <rdma/fi_tagged.h>
 
@@ -170,15 +171,14 @@ std::vector<uint8_t> split_rtr(uint64_t send_id, uint64_t length, const std::vec
     h.src = 0;  // the receiver, B, is the sender's peer 0
     h.protocol = wire::kRndvSplit;
     h.segments = 1;
-    h.tl_len = static_cast<uint8_t>(tl.size());
+    h.transport = transports::transport_code(tl);
     h.send_id = send_id;
     h.recv_id = 77;
     h.length = length;
     const wire::Segment seg{reinterpret_cast<uint64_t>(decoy.data()), named};
-    std::vector<uint8_t> m(sizeof h + sizeof seg + tl.size());
+    std::vector<uint8_t> m(sizeof h + sizeof seg);
     std::memcpy(m.data(), &h, sizeof h);
     std::memcpy(m.data() + sizeof h, &seg, sizeof seg);
-    std::memcpy(m.data() + sizeof h + sizeof seg, tl.data(), tl.size());
     return m;
 }
 
