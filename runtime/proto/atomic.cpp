@@ -254,8 +254,8 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
     IovList where;
     // (One segment, the usual case, takes the single-range check.)
     const int status = h.segments == 1 && segs[0].len == bytes
-                           ? rma_target_one(p, segs[0], access, where)
-                           : rma_target(p, segs, h.segments, bytes, access, true, where);
+                           ? target_.check_one(p.key_handle, segs[0], access, where)
+                           : target_.check(p.key_handle, segs, h.segments, bytes, access, true, where);
     if (status != 0) {
         ++stats_.rma_refused;
         return send_atomic_answer(p, h.id, status, nullptr, 0);
@@ -270,7 +270,7 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
         atomics::apply(h.op, h.datatype, h.count, value, operand, cmp, reads ? old : nullptr);
         if (writes) where.copy_in(0, value, bytes);
     }
-    count_remote(segs, h.segments, bytes, access);
+    target_.count(segs, h.segments, bytes, access);
     if (writes) remote_cq_data(p, h.flags, h.data, bytes);
     send_atomic_answer(p, h.id, 0, reads ? old : nullptr, reads ? bytes : 0);
 }

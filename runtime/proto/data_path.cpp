@@ -66,6 +66,7 @@ DataPath::DataPath(const DataPathConfig &config)
       lane_policy_(transports::LanePolicy::from_registry()),
       tx_size_(config.tx_size),
       rx_size_(config.rx_size),
+      target_(cfg_.domain, cfg_.auth_key, cfg_.rem_read_cntr, cfg_.rem_write_cntr),
       source_rule_(SourceRule::from_caps(config.caps)),
       tagged_multi_recv_((config.caps & FI_TAGGED_MULTI_RECV) != 0) {}
 

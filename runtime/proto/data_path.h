@@ -13,6 +13,7 @@
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
 #include "runtime/proto/rx_slip.h"
+#include "runtime/proto/target_access.h"
 #include "runtime/proto/wire.h"
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
@@ -647,15 +648,6 @@ class DataPath {
     // Hands as much of RMA record r to the lane as it takes (push() for SendOp other than
     // kMessage): kOk when it is complete, kHandedOff when the peer's answer completes it.
     transports::Status push_rma(Peer &p, SendReq &r) noexcept;
-    // The local buffers behind an access's target segments, checked against the MR key table
-    // for `access` (FI_REMOTE_READ / FI_REMOTE_WRITE): 0 or the negative fi errno the
-    // initiator gets. `first` (the operation's first check) uses up FI_MR_SINGLE_USE keys.
-    // Peer p must hold each MR's authorization key.
-    int rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
-                   uint64_t access, bool first, IovList &out) noexcept;
-    // rma_target for one target range, the common case, without the walk.
-    int rma_target_one(const Peer &p, const wire::RmaSeg &s, uint64_t access,
-                       IovList &out) noexcept;
     void handle_rma_write(const uint8_t *data, size_t length) noexcept;
     void handle_rma_write_short(const uint8_t *data, size_t length) noexcept;
     // Whether a write of `len` bytes (with remote CQ data or not) to one target range goes
@@ -697,10 +689,6 @@ class DataPath {
     // A peer's write is in place (its last fragment, or its gets): counters, remote CQ data.
     void target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                            uint32_t flags, uint64_t data) noexcept;
-    // A peer's access counted on the MR's and the endpoint's counters for `access`
-    // (FI_REMOTE_READ and/or FI_REMOTE_WRITE), once per counter.
-    void count_remote(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
-                      uint64_t access) noexcept;
     // fi_writedata's (or an atomic's) remote CQ data, as an entry in the target's CQ.
     void remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t total) noexcept;
     // Zero copy (wire::kRmaZcopy). Initiator: registers r's buffers on the peer's zero-copy
@@ -787,10 +775,8 @@ class DataPath {
     size_t tx_size_;
     size_t rx_size_;
     size_t tx_outstanding_ = 0;
-    // The domain's MR state, looked up at the first peer access (rma_keys()): the target's
-    // key checks and counting use it without finding it per access.
-    mr::MrState *mr_state_ = nullptr;
-    mr::MrState *rma_keys() noexcept;
+    // Peers' one-sided accesses checked against the domain's MR keys, and counted.
+    TargetAccess target_;
     size_t rx_posted_ = 0;
     SourceRule source_rule_;  // which receives match their source (FI_*DIRECTED_RECV)
     bool tagged_multi_recv_;  // FI_TAGGED_MULTI_RECV: FI_MULTI_RECV on tagged receives

@@ -15,12 +15,10 @@
 // target's protection and FI_RMA_EVENT counting hold, and no key cache is needed. A write over
 // a transport without get (tcp) is the exception: the target checks it and names its memory
 // in RTR, the initiator puts it and says so (RMA_WRITE_DONE), and the target counts it then.
-#include "runtime/cntr/access_tally.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/cq/cq.h"
 #include "base/log/log.h"
 #include "runtime/mr/binding.h"
-#include "runtime/mr/mr_state.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
@@ -338,7 +336,7 @@ void DataPath::finish_rma(SendReq *r, int error) noexcept {
         // gets), or counted on RMA_WRITE_DONE with nothing to answer (a grant).
     } else if (r->op == SendOp::kReadResp) {
         // The target's side of a peer's read: counted once its bytes went.
-        if (error == 0) count_remote(r->rma.data(), r->rma.size(), r->iov.total, FI_REMOTE_READ);
+        if (error == 0) target_.count(r->rma.data(), r->rma.size(), r->iov.total, FI_REMOTE_READ);
     } else {
         if (r->completion || error != 0) {
             Completion c{};
@@ -432,83 +430,6 @@ void DataPath::handle_rma_read_resp(const uint8_t *data, size_t length) noexcept
 // ---------------------------------------------------------------------------------------
 // Target
 
-int DataPath::rma_target(const Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
-                         uint64_t access, bool first, IovList &out) noexcept {
-    out.count = 0;
-    out.total = 0;
-    // The key the peer was admitted with, against each MR's own.
-    mr::PeerAuth auth;
-    auth.key = cfg_.auth_key.data();
-    auth.key_len = cfg_.auth_key.size();
-    auth.key_handle = p.key_handle;
-    uint64_t sum = 0;
-    for (size_t i = 0; i < nsegs; ++i) {
-        const wire::RmaSeg &s = segs[i];
-        if (s.len > total - sum) return -FI_EINVAL;  // the segments exceed the total
-        // A single-use key is used up by the operation's first check of it; its later
-        // fragments (and later segments naming it again) find it used by this very access.
-        bool repeated = !first;
-        for (size_t j = 0; j < i && !repeated; ++j) repeated = segs[j].key == s.key;
-        uint64_t done = 0;
-        do {
-            mr::RemoteTarget t;
-            const mr::KeyCheck c =
-                mr::check_remote_access(rma_keys(), s.key, s.addr + done, s.len - done, access,
-                                        !repeated && done == 0, &t, &auth);
-            if (c != mr::KeyCheck::Ok && !(c == mr::KeyCheck::Consumed && (repeated || done != 0))) {
-                UFI_LOG_DEBUG(Subsys::EpData, "RMA refused: key {:#x} [{:#x}, +{}): {}", s.key,
-                              s.addr + done, s.len - done, mr::key_check_name(c));
-                return mr::key_check_errno(c);
-            }
-            const size_t n = std::min<uint64_t>(t.contiguous, s.len - done);
-            if (n == 0 && done < s.len) return -FI_EACCES;  // no progress: never loop
-            if (n != 0) {
-                if (out.count == kMaxIov) {
-                    UFI_LOG_INFO(Subsys::EpData,
-                                 "RMA refused: its target spans more than {} buffers", kMaxIov);
-                    return -FI_EINVAL;
-                }
-                out.v[out.count++] = {reinterpret_cast<uint8_t *>(t.local_addr), n};
-            }
-            done += n;
-        } while (done < s.len);
-        sum += s.len;
-    }
-    if (sum != total) return -FI_EINVAL;
-    out.total = sum;
-    return 0;
-}
-
-mr::MrState *DataPath::rma_keys() noexcept {
-    if (mr_state_ == nullptr) mr_state_ = mr::mr_state_of(cfg_.domain);
-    return mr_state_;
-}
-
-int DataPath::rma_target_one(const Peer &p, const wire::RmaSeg &s, uint64_t access,
-                             IovList &out) noexcept {
-    mr::PeerAuth auth;
-    auth.key = cfg_.auth_key.data();
-    auth.key_len = cfg_.auth_key.size();
-    auth.key_handle = p.key_handle;
-    mr::RemoteTarget t;
-    const mr::KeyCheck c =
-        mr::check_remote_access(rma_keys(), s.key, s.addr, s.len, access, true, &t, &auth);
-    if (c != mr::KeyCheck::Ok) {
-        UFI_LOG_DEBUG(Subsys::EpData, "RMA refused: key {:#x} [{:#x}, +{}): {}", s.key, s.addr,
-                      s.len, mr::key_check_name(c));
-        return mr::key_check_errno(c);
-    }
-    if (t.contiguous >= s.len) {
-        out.v[0] = {reinterpret_cast<uint8_t *>(t.local_addr), s.len};
-        out.count = s.len != 0 ? 1 : 0;
-        out.total = s.len;
-        return 0;
-    }
-    // Across buffers of an MR registered from several: the general walk (not `first`: the
-    // check above used a single-use key up already).
-    return rma_target(p, &s, 1, s.len, access, false, out);
-}
-
 void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
     RequestView v;
     if (!parse_request(data, length, v)) {
@@ -523,7 +444,7 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
             return;
         }
         IovList where;
-        const int status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, true, where);
+        const int status = target_.check(p.key_handle, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, true, where);
         if (status != 0) {
             ++stats_.rma_refused;
             send_ack(p, wire::kAmRmaAck, v.h.id, status);
@@ -540,7 +461,7 @@ void DataPath::handle_rma_write(const uint8_t *data, size_t length) noexcept {
     int status = first ? 0 : p.rma_in_status;
     if (status == 0) {
         IovList where;
-        status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, first, where);
+        status = target_.check(p.key_handle, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, first, where);
         if (status == 0) where.copy_in(v.h.offset, v.payload, v.len);
         else ++stats_.rma_refused;
     }
@@ -573,7 +494,7 @@ void DataPath::handle_rma_write_short(const uint8_t *data, size_t length) noexce
     if (has_data) std::memcpy(&cq_data, data + sizeof h, sizeof cq_data);
     const wire::RmaSeg seg{h.key, h.addr, len};
     IovList where;
-    const int status = rma_target_one(p, seg, FI_REMOTE_WRITE, where);
+    const int status = target_.check_one(p.key_handle, seg, FI_REMOTE_WRITE, where);
     if (status == 0) {
         where.copy_in(0, data + at, len);
         target_write_done(p, &seg, 1, len, h.flags, cq_data);
@@ -583,32 +504,9 @@ void DataPath::handle_rma_write_short(const uint8_t *data, size_t length) noexce
     send_ack(p, wire::kAmRmaAck, h.id, status);
 }
 
-void DataPath::count_remote(const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
-                            uint64_t access) noexcept {
-    // One access, one count per counter, however many bindings reach it: a fetching atomic
-    // is a read and a write, a counter may be bound to the endpoint and to the MR, an access
-    // may span several MRs bound to one counter (or one MR several times).
-    mr::MrState *keys = rma_keys();
-    // (Until some MR of the domain has a counter bound, there is nothing to look up.)
-    const bool mr_counters = keys != nullptr && keys->counters_bound.load(std::memory_order_acquire);
-    cntr::Cntr *w = (access & FI_REMOTE_WRITE) ? cfg_.rem_write_cntr : nullptr;
-    cntr::Cntr *r = (access & FI_REMOTE_READ) ? cfg_.rem_read_cntr : nullptr;
-    if (!mr_counters) {  // the common case: the endpoint's counters only
-        if (w != nullptr) cntr::on_completion(w, total);
-        if (r != nullptr && r != w) cntr::on_completion(r, total);
-        return;
-    }
-    cntr::AccessTally tally;
-    tally.count_whole(w, total);
-    tally.count_whole(r, total);
-    for (size_t i = 0; i < nsegs; ++i) {
-        mr::count_remote_access(keys, segs[i].key, access, segs[i].len, tally);
-    }
-}
-
 void DataPath::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
                                  uint32_t flags, uint64_t data) noexcept {
-    count_remote(segs, nsegs, total, FI_REMOTE_WRITE);
+    target_.count(segs, nsegs, total, FI_REMOTE_WRITE);
     remote_cq_data(p, flags, data, total);
 }
 
@@ -648,7 +546,7 @@ void DataPath::handle_rma_read_req(const uint8_t *data, size_t length) noexcept 
     if (!from_connected(v.h.src, wire::kAmRmaReadReq, data, length)) return;
     Peer &p = *peers_[v.h.src];
     IovList where;
-    const int status = rma_target(p, v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);
+    const int status = target_.check(p.key_handle, v.segs, v.h.segments, v.h.total, FI_REMOTE_READ, true, where);
     if (status != 0) {
         ++stats_.rma_refused;
         send_read_answer(p, v.h.id, status, 0);
