@@ -1,13 +1,7 @@
-// Atomics over active messages (wire.h ATOMIC / ATOMIC_RESP): the initiator sends the op, the
-// datatype, the target's segments and the operand (and compare) values in one message; the
-// target checks the access against its MR key table like any RMA (FI_REMOTE_WRITE to update,
-// FI_REMOTE_READ to fetch), applies the op under the process's atomic lock (atomic_ops.h) and
-// answers with the old values. Every op on every datatype libfabric defines it for is served
-// this way, on every transport; the operations ride the peer's send queue in order with its
-// messages and RMA.
-#include "runtime/cntr/binding.h"
+// Atomics over active messages, one protocol module (atomic_protocol.h).
+#include "runtime/proto/atomic_protocol.h"
+
 #include "base/log/log.h"
-#include "runtime/mr/binding.h"
 #include "runtime/proto/atomic_ops.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/message_building.h"
@@ -73,24 +67,14 @@ bool has_operand(int op) {
 
 }  // namespace
 
-tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg,
-                                 size_t len) noexcept {
-    if (len <= kStagedPacked && len <= p.lane.max_short()) {
-        uint8_t staged[kStagedPacked];
-        pack(staged, arg);
-        return send_staged(p, id, staged, len);
-    }
-    return status_of_bcopy(p.lane.send_bcopy(id, pack, arg));
-}
-
 // ---------------------------------------------------------------------------------------
 // Initiator
 
-ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
+ssize_t AtomicProtocol::start(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
                          const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
                          size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
                          uint64_t data, bool inject_call) noexcept {
-    rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
+    dp_.rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const auto k = static_cast<atomics::Kind>(kind);
     if (!atomics::valid(op, datatype, k)) return -FI_EOPNOTSUPP;
     const size_t size = atomics::element_size(datatype);
@@ -112,7 +96,7 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     }
     Peer *p = nullptr;
     ssize_t rc = 0;
-    SendReq *r = new_op(dest, p, rc);
+    SendReq *r = dp_.new_op(dest, p, rc);
     if (r == nullptr) return rc;
     try {
         r->rma.assign(segs, segs + nsegs);
@@ -125,7 +109,7 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     } catch (const std::bad_alloc &) {
         r->rma.clear();
         r->copy.clear();
-        send_pool_.put(r);
+        dp_.send_pool_.put(r);
         return -FI_ENOMEM;
     }
     r->iov.set(nullptr, 0);
@@ -142,7 +126,7 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     r->cq_flags = FI_ATOMIC | (fetch ? FI_READ : FI_WRITE);
     // fi_inject_atomic writes no completion; fi_atomicmsg & co. with FI_INJECT still do (the
     // fetching ones have no other way to say their result is there).
-    r->completion = !inject_call && (!cfg_.tx_selective || (flags & FI_COMPLETION));
+    r->completion = !inject_call && (!dp_.cfg_.tx_selective || (flags & FI_COMPLETION));
     r->confirm = false;
     r->offset = 0;
     r->started = false;
@@ -152,11 +136,11 @@ ssize_t DataPath::atomic(uint8_t kind, int op, int datatype, size_t count, const
     r->comp.uct.count = 0;
     r->rma_flags = (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
-    return submit(*p, r);
+    return dp_.submit(*p, r);
 }
 
-tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
-    if (r.rndv_slot == 0 && !take_send_slot(r)) return transports::Status::kNoMemory;
+tx::Status AtomicProtocol::push(Peer &p, SendReq &r) noexcept {
+    if (r.rndv_slot == 0 && !dp_.take_send_slot(r)) return transports::Status::kNoMemory;
     AtomicArgs a{{p.remote_idx, r.rma_flags, r.rndv_slot, r.rma_data, r.atomic_count, r.atomic_op,
                   r.atomic_datatype, r.atomic_kind, static_cast<uint8_t>(r.rma.size())},
                  &r.rma,
@@ -168,7 +152,7 @@ tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
     r.announcing = true;
     r.started = true;  // before the call: over `self` the answer arrives inside it
     // (A one-element atomic with its compare value, 32 + 24 + 2 x 16 bytes, goes short.)
-    const tx::Status s = send_packed(p, wire::kAmAtomic, pack_atomic, &a, len);
+    const tx::Status s = dp_.send_packed(p, wire::kAmAtomic, pack_atomic, &a, len);
     r.announcing = false;
     if (s != tx::kOk) {
         r.started = false;
@@ -177,34 +161,34 @@ tx::Status DataPath::push_atomic(Peer &p, SendReq &r) noexcept {
     return r.done ? tx::kOk : kHandedOff;
 }
 
-void DataPath::handle_atomic_resp(const uint8_t *data, size_t length) noexcept {
+void AtomicProtocol::handle_answer(const uint8_t *data, size_t length) noexcept {
     wire::RmaRespHdr h;
-    SendReq *r = answered(data, length, SendOp::kAtomic, h);
+    SendReq *r = dp_.answered(data, length, SendOp::kAtomic, h);
     if (r == nullptr) return;
     const size_t len = length - sizeof h;
     if (h.status != 0) {
         r->status = wire_status(h.status);
     } else if (len != r->result.total) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     } else if (len != 0) {
         r->result.copy_in(0, data + sizeof h, len);
     }
-    finish_send_rndv(r);
+    dp_.finish_send_rndv(r);
 }
 
 // ---------------------------------------------------------------------------------------
 // Target
 
-void DataPath::send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_t *result,
+void AtomicProtocol::send_answer(Peer &p, uint64_t id, int status, const uint8_t *result,
                                   size_t len) noexcept {
     if (p.state == PeerState::kFailed) return;
     AnswerArgs a{{p.remote_idx, status, id, 0}, result, len};
     if (p.ctrl.empty()) {
-        const tx::Status s = send_packed(p, wire::kAmAtomicResp, pack_answer, &a, sizeof a.h + len);
+        const tx::Status s = dp_.send_packed(p, wire::kAmAtomicResp, pack_answer, &a, sizeof a.h + len);
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
-            fail_peer(p, transports::fi_errno_of(s));
+            dp_.fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }
@@ -212,36 +196,36 @@ void DataPath::send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_
         std::vector<uint8_t> m(1 + sizeof a.h + len);
         m[0] = wire::kAmAtomicResp;
         pack_answer(m.data() + 1, &a);
-        send_ctrl(p, std::move(m));
+        dp_.send_ctrl(p, std::move(m));
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an atomic's answer is lost");
     }
 }
 
-void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
+void AtomicProtocol::handle_request(const uint8_t *data, size_t length) noexcept {
     wire::AtomicHdr h;
     if (length < sizeof h) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     std::memcpy(&h, data, sizeof h);
-    if (!from_connected(h.src, wire::kAmAtomic, data, length)) return;
-    Peer &p = *peers_[h.src];
+    if (!dp_.from_connected(h.src, wire::kAmAtomic, data, length)) return;
+    Peer &p = *dp_.peers_[h.src];
     const auto kind = static_cast<atomics::Kind>(h.kind);
     const size_t size = atomics::element_size(h.datatype);
     const size_t seg_bytes = size_t{h.segments} * sizeof(wire::RmaSeg);
     if (h.kind > uint8_t(atomics::Kind::kCompare) || !atomics::valid(h.op, h.datatype, kind) ||
         h.count == 0 || h.count > atomics::kMaxAtomicBytes / size || h.segments == 0 ||
         h.segments > wire::kMaxRmaSegments || length < sizeof h + seg_bytes) {
-        ++stats_.dropped_malformed;
-        return send_atomic_answer(p, h.id, -FI_EINVAL, nullptr, 0);
+        ++dp_.stats_.dropped_malformed;
+        return send_answer(p, h.id, -FI_EINVAL, nullptr, 0);
     }
     const size_t bytes = size_t{h.count} * size;
     const bool compare = kind == atomics::Kind::kCompare;
     const size_t values = (has_operand(h.op) ? bytes : 0) + (compare ? bytes : 0);
     if (length != sizeof h + seg_bytes + values) {
-        ++stats_.dropped_malformed;
-        return send_atomic_answer(p, h.id, -FI_EINVAL, nullptr, 0);
+        ++dp_.stats_.dropped_malformed;
+        return send_answer(p, h.id, -FI_EINVAL, nullptr, 0);
     }
     wire::RmaSeg segs[wire::kMaxRmaSegments];
     std::memcpy(segs, data + sizeof h, seg_bytes);
@@ -254,11 +238,11 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
     IovList where;
     // (One segment, the usual case, takes the single-range check.)
     const int status = h.segments == 1 && segs[0].len == bytes
-                           ? target_.check_one(p.key_handle, segs[0], access, where)
-                           : target_.check(p.key_handle, segs, h.segments, bytes, access, true, where);
+                           ? dp_.target_.check_one(p.key_handle, segs[0], access, where)
+                           : dp_.target_.check(p.key_handle, segs, h.segments, bytes, access, true, where);
     if (status != 0) {
-        ++stats_.rma_refused;
-        return send_atomic_answer(p, h.id, status, nullptr, 0);
+        ++dp_.stats_.rma_refused;
+        return send_answer(p, h.id, status, nullptr, 0);
     }
     // Gathered, applied and written back under the lock (an element may straddle two of the
     // MR's buffers).
@@ -270,9 +254,19 @@ void DataPath::handle_atomic(const uint8_t *data, size_t length) noexcept {
         atomics::apply(h.op, h.datatype, h.count, value, operand, cmp, reads ? old : nullptr);
         if (writes) where.copy_in(0, value, bytes);
     }
-    target_.count(segs, h.segments, bytes, access);
-    if (writes) remote_cq_data(p, h.flags, h.data, bytes);
-    send_atomic_answer(p, h.id, 0, reads ? old : nullptr, reads ? bytes : 0);
+    dp_.target_.count(segs, h.segments, bytes, access);
+    if (writes) dp_.remote_cq_data(p, h.flags, h.data, bytes);
+    send_answer(p, h.id, 0, reads ? old : nullptr, reads ? bytes : 0);
+}
+
+std::span<const MessageHandler> AtomicProtocol::handlers() noexcept {
+    static constexpr MessageHandler kRows[] = {
+        DataPath::module_row<&DataPath::atomics_, &AtomicProtocol::handle_request, true>(
+            wire::kAmAtomic),
+        DataPath::module_row<&DataPath::atomics_, &AtomicProtocol::handle_answer, false>(
+            wire::kAmAtomicResp),
+    };
+    return kRows;
 }
 
 }  // namespace ufi::runtime::proto

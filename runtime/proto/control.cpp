@@ -66,6 +66,16 @@ void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcep
     }
 }
 
+tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg,
+                                 size_t len) noexcept {
+    if (len <= kStagedPacked && len <= p.lane.max_short()) {
+        uint8_t staged[kStagedPacked];
+        pack(staged, arg);
+        return send_staged(p, id, staged, len);
+    }
+    return status_of_bcopy(p.lane.send_bcopy(id, pack, arg));
+}
+
 bool DataPath::drain_ctrl(Peer &p) noexcept {
     while (!p.ctrl.empty()) {
         std::vector<uint8_t> &m = p.ctrl.front();

@@ -9,7 +9,9 @@
 #pragma once
 
 #include "runtime/av/binding.h"
+#include "runtime/proto/atomic_protocol.h"
 #include "runtime/proto/match.h"
+#include "runtime/proto/message_handler.h"
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
 #include "runtime/proto/rx_slip.h"
@@ -31,6 +33,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -223,16 +226,14 @@ class DataPath {
     ssize_t rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
                 fi_addr_t dest, void *context, uint64_t flags, uint64_t data,
                 bool inject_call = false) noexcept;
-    // fi_atomic* (kind kWrite), fi_fetch_atomic* (kFetch), fi_compare_atomic* (kCompare) in
-    // atomic.cpp: `op` on `count` elements of `datatype` at the peer's `segs` (byte lengths),
-    // with `operand` and `compare` (copied at the call); the old values land in `result`.
-    // `inject_call` (fi_inject_atomic) writes no completion; FI_INJECT alone (fi_atomicmsg)
-    // still writes one. 0, -FI_EAGAIN, -FI_EINVAL, -FI_EOPNOTSUPP (op and datatype do not go
-    // together), or the peer's error. Access errors come back as error completions.
+    // fi_atomic*, fi_fetch_atomic*, fi_compare_atomic*: AtomicProtocol::start.
     ssize_t atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
                    const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
                    size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
-                   uint64_t data, bool inject_call = false) noexcept;
+                   uint64_t data, bool inject_call = false) noexcept {
+        return atomics_.start(kind, op, datatype, count, operand, compare, result, segs, nsegs,
+                              dest, context, flags, data, inject_call);
+    }
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
@@ -717,12 +718,6 @@ class DataPath {
     void grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
                        const IovList &where, transports::TransportCode transport) noexcept;
     void handle_rma_write_done(const uint8_t *data, size_t length) noexcept;
-    // Atomics (atomic.cpp): the request, the target's execution, the initiator's answer.
-    transports::Status push_atomic(Peer &p, SendReq &r) noexcept;
-    void handle_atomic(const uint8_t *data, size_t length) noexcept;
-    void handle_atomic_resp(const uint8_t *data, size_t length) noexcept;
-    void send_atomic_answer(Peer &p, uint64_t id, int status, const uint8_t *result,
-                            size_t len) noexcept;
 
     // --- Completions ---
     struct Completion {
@@ -741,33 +736,46 @@ class DataPath {
     void write_completion(const Completion &c) noexcept;
     bool write_now(const Completion &c) noexcept;  // false: the CQ is full
 
-    // The active messages this data path receives, one row each (message_handlers.cpp): the
-    // id, the member that handles it, and the function UCT calls, a trampoline into that
-    // member. A new message is an id in wire.h and one row there.
-    using Handle = void (DataPath::*)(const uint8_t *data, size_t length);
-    struct MessageHandler {
-        uint8_t id;
-        Handle handle;
-        transports::AmHandlerFn am;
-    };
+    // The active messages this data path receives (message_handlers.cpp): its own rows and
+    // each protocol module's (MessageHandler). A new message is an id in wire.h and one row in
+    // the table of the module that handles it.
     static std::span<const MessageHandler> message_handlers() noexcept;
+    // The handler a row names: member H of the data path (Module: nullptr) or of the protocol
+    // module the data path holds in member Module.
+    template <auto Module, auto H>
+    static void call(DataPath &dp, const uint8_t *data, size_t length) noexcept {
+        if constexpr (std::is_same_v<decltype(Module), std::nullptr_t>) {
+            (dp.*H)(data, length);
+        } else {
+            ((dp.*Module).*H)(data, length);
+        }
+    }
     // UCT calls it with the DataPath as arg. kCounted: the messages a stream is made of
     // (eager messages and the first fragments of longer ones, writes, atomics) are counted
     // (rx_data_msgs(), for RxSlip). Control messages are not, nor the rest of a message
     // already begun (eager fragments after the first, pipelined rendezvous data): a receiver
     // that waits for the rest of one message is not behind a stream, and slipping between its
     // fragments delayed 12-24 KiB ping-pongs by up to a tenth.
-    template <Handle H, bool kCounted>
+    template <auto Module, auto H, bool kCounted>
     static transports::Status trampoline(void *arg, void *data, size_t length, unsigned) noexcept {
         auto *dp = static_cast<DataPath *>(arg);
         if constexpr (kCounted) ++dp->rx_data_msgs_;
-        (dp->*H)(static_cast<const uint8_t *>(data), length);
+        call<Module, H>(*dp, static_cast<const uint8_t *>(data), length);
         return transports::Status::kOk;
     }
-    template <Handle H, bool kCounted>
+    template <auto H, bool kCounted>
     static constexpr MessageHandler row(uint8_t id) noexcept {
-        return {id, H, &trampoline<H, kCounted>};
+        return {id, &call<nullptr, H>, &trampoline<nullptr, H, kCounted>};
     }
+    template <auto Module, auto H, bool kCounted>
+    static constexpr MessageHandler module_row(uint8_t id) noexcept {
+        return {id, &call<Module, H>, &trampoline<Module, H, kCounted>};
+    }
+
+    // The protocol modules (each its own messages, its send and its handlers) reach the
+    // peers, the scheduler, control messages and completions through the data path.
+    friend class AtomicProtocol;
+    AtomicProtocol atomics_{*this};
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;

@@ -4,11 +4,26 @@
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 
+#include <initializer_list>
+#include <vector>
+
 namespace ufi::runtime::proto {
 
-std::span<const DataPath::MessageHandler> DataPath::message_handlers() noexcept {
+namespace {
+
+// The data path's own rows and each module's, in one table (built once: fi_enable installs
+// them, deliver() searches them; UCT calls the trampolines directly).
+std::vector<MessageHandler> joined(std::initializer_list<std::span<const MessageHandler>> parts) {
+    std::vector<MessageHandler> all;
+    for (std::span<const MessageHandler> p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+}
+
+}  // namespace
+
+std::span<const MessageHandler> DataPath::message_handlers() noexcept {
     // Counted (true): the messages a stream is made of (trampoline's comment).
-    static constexpr MessageHandler kTable[] = {
+    static constexpr MessageHandler kOwn[] = {
         row<&DataPath::handle_wireup, false>(wire::kAmWireup),
         row<&DataPath::handle_eager, true>(wire::kAmEager),
         row<&DataPath::handle_first, true>(wire::kAmEagerFirst),
@@ -22,18 +37,17 @@ std::span<const DataPath::MessageHandler> DataPath::message_handlers() noexcept 
         row<&DataPath::handle_rma_read_req, false>(wire::kAmRmaReadReq),
         row<&DataPath::handle_rma_read_resp, false>(wire::kAmRmaReadResp),
         row<&DataPath::handle_rma_ack, false>(wire::kAmRmaAck),
-        row<&DataPath::handle_atomic, true>(wire::kAmAtomic),
-        row<&DataPath::handle_atomic_resp, false>(wire::kAmAtomicResp),
         row<&DataPath::handle_rma_write_short, true>(wire::kAmRmaWriteShort),
         row<&DataPath::handle_rma_write_done, false>(wire::kAmRmaWriteDone),
     };
+    static const std::vector<MessageHandler> kTable = joined({kOwn, AtomicProtocol::handlers()});
     return kTable;
 }
 
 bool DataPath::deliver(uint8_t id, const uint8_t *data, size_t length) noexcept {
     for (const MessageHandler &h : message_handlers()) {
         if (h.id == id) {
-            (this->*h.handle)(data, length);
+            h.handle(*this, data, length);
             return true;
         }
     }

@@ -234,7 +234,7 @@ SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
 }
 
 tx::Status DataPath::push_rma(Peer &p, SendReq &r) noexcept {
-    if (r.op == SendOp::kAtomic) return push_atomic(p, r);
+    if (r.op == SendOp::kAtomic) return atomics_.push(p, r);
     const size_t total = r.iov.total;
     if (r.op == SendOp::kReadResp) {
         const size_t room = p.lane.max_bcopy() - sizeof(wire::RmaRespHdr);
