@@ -22,10 +22,6 @@ namespace tx = transports;
 
 namespace {
 
-int wire_status(int32_t status) {
-    return status > 0 || status < -FI_ERRNO_MAX ? -FI_EIO : status;
-}
-
 struct AtomicArgs {
     wire::AtomicHdr h;
     const std::vector<wire::RmaSeg> *segs;
@@ -167,7 +163,7 @@ void AtomicProtocol::handle_answer(const uint8_t *data, size_t length) noexcept 
     if (r == nullptr) return;
     const size_t len = length - sizeof h;
     if (h.status != 0) {
-        r->status = wire_status(h.status);
+        r->status = status_from_wire(h.status);
     } else if (len != r->result.total) {
         ++dp_.stats_.dropped_malformed;
         return;

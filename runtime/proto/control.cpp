@@ -91,4 +91,21 @@ bool DataPath::drain_ctrl(Peer &p) noexcept {
     return true;
 }
 
+SendReq *DataPath::answered(const uint8_t *data, size_t length, SendOp op,
+                            wire::RmaRespHdr &h) noexcept {
+    if (length < sizeof h) {
+        ++stats_.dropped_malformed;
+        return nullptr;
+    }
+    std::memcpy(&h, data, sizeof h);
+    const uint8_t id = op == SendOp::kRead ? wire::kAmRmaReadResp : wire::kAmAtomicResp;
+    if (!from_connected(h.src, id, data, length)) return nullptr;
+    SendReq *r = send_by_id(h.id, h.src);
+    if (r == nullptr || r->op != op || !r->started) {
+        ++stats_.dropped_malformed;
+        return nullptr;
+    }
+    return r;
+}
+
 }  // namespace ufi::runtime::proto

@@ -224,7 +224,7 @@ void DataPath::finish_send(SendReq *r, int error) noexcept {
         }
     }
     if (r->op != SendOp::kMessage) {
-        finish_rma(r, error);
+        rma_.finish(r, error);
         return;
     }
     if (r->completion || error != 0) {
@@ -279,6 +279,20 @@ ssize_t DataPath::cancel(void *context) noexcept {
 
 bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept {
     return deliver(id, static_cast<const uint8_t *>(data), length);
+}
+
+void DataPath::remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t total) noexcept {
+    if ((flags & wire::kRmaHasData) && cfg_.rx_cq != nullptr) {
+        // fi_writedata: the data reaches the target's CQ (no receive buffer is consumed: ufi
+        // does not require FI_RX_CQ_DATA).
+        Completion c{};
+        c.cq = cfg_.rx_cq;
+        c.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+        c.len = total;
+        c.data = data;
+        c.src = source_of(p);
+        write_completion(c);
+    }
 }
 
 }  // namespace ufi::runtime::proto

@@ -14,6 +14,8 @@
 #include "runtime/proto/message_handler.h"
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
+#include "runtime/proto/rma_protocol.h"
+#include "runtime/proto/rma_zcopy.h"
 #include "runtime/proto/rx_slip.h"
 #include "runtime/proto/target_access.h"
 #include "runtime/proto/wire.h"
@@ -169,6 +171,8 @@ struct DataPathStats {
     uint64_t rndv_put = 0;
     uint64_t rndv_am = 0;
     uint64_t rndv_split = 0;          // of rndv_get: the sender copied part (SPLIT)
+    uint64_t rma_zcopy = 0;           // this side's writes and reads asked of the target zero
+                                      // copy (RmaZcopyProtocol: its gets or puts, or a grant)
     uint64_t rma_refused = 0;         // peers' RMA accesses the MR checks refused
     uint64_t rma_put_grants = 0;      // peers' writes this target had them put (zero copy
                                       // over a transport without get: tcp)
@@ -211,21 +215,15 @@ class DataPath {
     inline ssize_t send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
                                uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
                                bool inject) noexcept;
-    // fi_write* / fi_read* (rma.cpp): moves `local` to (kWrite) or from (kRead) the peer's
-    // `segs` (keys and addresses of its MRs; at most wire::kMaxRmaSegments, whose lengths sum
-    // to local.total). `flags`: FI_COMPLETION, FI_INJECT (the data is copied at the call),
-    // FI_REMOTE_CQ_DATA (`data` for the target's CQ). `inject_call` (fi_inject_write*) writes
-    // no completion; FI_INJECT alone (fi_writemsg) still writes one (fi_rma(3)). 0,
-    // -FI_EAGAIN, -FI_EINVAL, -FI_EMSGSIZE, or the peer's error. Access errors come back as
-    // error completions.
-    // fi_inject_write / fi_inject_writedata (flags FI_INJECT, and FI_REMOTE_CQ_DATA with
-    // `data`): one buffer, one target range. Short ones to a connected peer go from here
-    // (fast_path.h); the rest as rma() does them.
-    ssize_t inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key, uint64_t addr,
-                         uint64_t flags, uint64_t data) noexcept;
+    // fi_write* / fi_read*: RmaProtocol::start. fi_inject_write*: RmaProtocol::inject_write
+    // (fast_path.h).
+    inline ssize_t inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key,
+                                uint64_t addr, uint64_t flags, uint64_t data) noexcept;
     ssize_t rma(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
                 fi_addr_t dest, void *context, uint64_t flags, uint64_t data,
-                bool inject_call = false) noexcept;
+                bool inject_call = false) noexcept {
+        return rma_.start(op, local, segs, nsegs, dest, context, flags, data, inject_call);
+    }
     // fi_atomic*, fi_fetch_atomic*, fi_compare_atomic*: AtomicProtocol::start.
     ssize_t atomic(uint8_t kind, int op, int datatype, size_t count, const IovList &operand,
                    const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
@@ -645,21 +643,7 @@ class DataPath {
     // A receive completes with error `err` (a positive fi errno) after `len` bytes.
     void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
-    // --- RMA over active messages (rma.cpp) ---
-    // Hands as much of RMA record r to the lane as it takes (push() for SendOp other than
-    // kMessage): kOk when it is complete, kHandedOff when the peer's answer completes it.
-    transports::Status push_rma(Peer &p, SendReq &r) noexcept;
-    void handle_rma_write(const uint8_t *data, size_t length) noexcept;
-    void handle_rma_write_short(const uint8_t *data, size_t length) noexcept;
-    // Whether a write of `len` bytes (with remote CQ data or not) to one target range goes
-    // to p as one RMA_WRITE_SHORT (fast_path.h).
-    bool fits_write_short(const Peer &p, size_t len, bool has_data) const noexcept;
-    // Sends it (the caller checked fits_write_short); `id` comes back in RMA_ACK.
-    transports::Status send_write_short(Peer &p, uint64_t id, const wire::RmaSeg &seg,
-                                        const IovList &local, uint32_t flags,
-                                        uint64_t data) noexcept;
-    // An RMA_WRITE_SHORT staged in `staged` (`n` bytes, headers first) to p's lane.
-    transports::Status send_staged_write(Peer &p, const uint8_t *staged, size_t n) noexcept;
+    // --- What the protocol modules share (control.cpp, data_path.cpp) ---
     // One message of `n` >= 8 staged bytes as an am_short (the caller checked the lane's
     // max_short).
     transports::Status send_staged(Peer &p, uint8_t id, const uint8_t *staged, size_t n) noexcept;
@@ -669,55 +653,12 @@ class DataPath {
     static constexpr size_t kStagedPacked = 96;
     transports::Status send_packed(Peer &p, uint8_t id, transports::PackFn pack, void *arg,
                                    size_t len) noexcept;
-    // An injected short write of [buf, +len) to a connected peer with nothing queued, sent at
-    // once with no request record (Peer::untracked_writes counts it): true when it went
-    // (fast_path.h).
-    bool write_untracked(Peer &p, const void *buf, size_t len, uint64_t key, uint64_t addr,
-                         uint64_t flags, uint64_t data) noexcept;
-    // RMA_ACK of such a write (or the peer failed): its counter, its error completion.
-    void finish_untracked_write(Peer &p, uint64_t len, int error) noexcept;
-    void handle_rma_read_req(const uint8_t *data, size_t length) noexcept;
-    void handle_rma_read_resp(const uint8_t *data, size_t length) noexcept;
-    void handle_rma_ack(const uint8_t *data, size_t length) noexcept;
-    // An RMA record reached its end: the response sent (kReadResp), or the operation done.
-    void finish_rma(SendReq *r, int error) noexcept;
-    // RMA_READ_RESP without data: an error (status < 0), or a zero-copy read's end (offset).
-    void send_read_answer(Peer &p, uint64_t id, int status, uint64_t offset) noexcept;
     // The operation of kind `op` an answer (RMA_READ_RESP, ATOMIC_RESP) names, its header in
     // h; nullptr (dropped and counted) when malformed, from no connected peer, or naming no
     // such operation that went out.
     SendReq *answered(const uint8_t *data, size_t length, SendOp op, wire::RmaRespHdr &h) noexcept;
-    // A peer's write is in place (its last fragment, or its gets): counters, remote CQ data.
-    void target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
-                           uint32_t flags, uint64_t data) noexcept;
     // fi_writedata's (or an atomic's) remote CQ data, as an entry in the target's CQ.
     void remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t total) noexcept;
-    // Zero copy (wire::kRmaZcopy). Initiator: registers r's buffers on the peer's zero-copy
-    // transport and sends the one request; UCS_ERR_UNSUPPORTED when it cannot (the AM path
-    // then carries it). Target: the access checked, gets (a write) or puts (a read) between
-    // the initiator's buffers and `where`; their end answers the initiator.
-    transports::Status send_rma_zcopy(Peer &p, SendReq &r) noexcept;
-    // A write over a transport that puts but cannot get (tcp): the request that asks the
-    // target to let us put it (wire::kRmaInitiatorPuts); RTR, then our puts, follow.
-    transports::Status send_write_put(Peer &p, SendReq &r, transports::TransportCode transport) noexcept;
-    // Such a write's puts are on their way before anything sent after them (issued on the AM
-    // lane's own connection, or completed on another), or it ended: the peer's later
-    // operations may go.
-    void release_put_hold(SendReq &r) noexcept;
-    void start_rma_zcopy(Peer &p, SendOp op, const wire::RmaHdr &h, const wire::RmaSeg *segs,
-                         const IovList &where, const uint8_t *section, size_t len) noexcept;
-    void rma_zcopy_done(SendReq *r) noexcept;
-    // A target's record of a peer's zero-copy access (kWriteTarget, kReadResp) from its request
-    // header, started; and one that could not start, returned to the pool.
-    void start_target_record(SendReq &t, const Peer &p, SendOp op, uint8_t protocol,
-                             const wire::RmaHdr &h) noexcept;
-    void drop_target_record(SendReq *t) noexcept;
-    // kRmaInitiatorPuts at the target: the access checked, RTR grants the initiator `where`
-    // (a record waits for RMA_WRITE_DONE, which has it counted); RMA_ACK with -FI_EIO when it
-    // cannot.
-    void grant_rma_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
-                       const IovList &where, transports::TransportCode transport) noexcept;
-    void handle_rma_write_done(const uint8_t *data, size_t length) noexcept;
 
     // --- Completions ---
     struct Completion {
@@ -775,7 +716,11 @@ class DataPath {
     // The protocol modules (each its own messages, its send and its handlers) reach the
     // peers, the scheduler, control messages and completions through the data path.
     friend class AtomicProtocol;
+    friend class RmaProtocol;
+    friend class RmaZcopyProtocol;
     AtomicProtocol atomics_{*this};
+    RmaProtocol rma_{*this};
+    RmaZcopyProtocol rma_zcopy_{*this};
 
     DataPathConfig cfg_;
     transports::EndpointWorker *worker_;

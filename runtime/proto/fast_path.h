@@ -113,7 +113,7 @@ inline size_t stage_write_short(uint8_t *out, uint32_t remote_idx, uint32_t flag
     return sizeof h + sizeof data;
 }
 
-inline bool DataPath::fits_write_short(const Peer &p, size_t len, bool has_data) const noexcept {
+inline bool RmaProtocol::fits_write_short(const Peer &p, size_t len, bool has_data) const noexcept {
     const size_t n = sizeof(wire::RmaShortHdr) + (has_data ? sizeof(uint64_t) : 0) + len;
     return n <= kStagedWriteShort && n <= p.lane.max_short();
 }
@@ -128,20 +128,15 @@ inline transports::Status DataPath::send_staged(Peer &p, uint8_t id, const uint8
     return p.lane.send_short(id, head, staged + sizeof head, static_cast<unsigned>(n - sizeof head));
 }
 
-inline transports::Status DataPath::send_staged_write(Peer &p, const uint8_t *staged,
-                                                      size_t n) noexcept {
-    return send_staged(p, wire::kAmRmaWriteShort, staged, n);
-}
-
-inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint64_t key,
-                                      uint64_t addr, uint64_t flags, uint64_t data) noexcept {
+inline bool RmaProtocol::write_untracked(Peer &p, const void *buf, size_t len, uint64_t key,
+                                         uint64_t addr, uint64_t flags, uint64_t data) noexcept {
     const bool has_data = (flags & FI_REMOTE_CQ_DATA) != 0;
     // Whatever would make push() hold it or take another protocol goes the record's way: a
     // peer not connected or with sends queued, a fence, an ordered endpoint with an
     // operation in flight, the zero-copy size, a write too large for one short message.
     if (p.state != PeerState::kConnected || !p.queue.empty() || !p.ctrl.empty() ||
-        tx_outstanding_ >= tx_size_ ||
-        (flags & FI_FENCE) || (cfg_.ordered && p.handed_off > 0) || p.put_writes_held > 0 ||
+        dp_.tx_outstanding_ >= dp_.tx_size_ ||
+        (flags & FI_FENCE) || (dp_.cfg_.ordered && p.handed_off > 0) || p.put_writes_held > 0 ||
         (len != 0 && len >= p.rma_thresh) || !fits_write_short(p, len, has_data)) {
         return false;
     }
@@ -152,32 +147,37 @@ inline bool DataPath::write_untracked(Peer &p, const void *buf, size_t len, uint
     n += len;
     // Counted before it goes: over `self` the acknowledgement arrives inside the call. A
     // fence or an ordered operation behind it waits for it like for any write handed off.
-    ++tx_outstanding_;
+    ++dp_.tx_outstanding_;
     ++p.handed_off;
     ++p.rma_handed_off;
     ++p.untracked_writes;
-    p.eager_short_max = -1;  // messages wait behind it (refresh_eager_gate)
-    if (send_staged_write(p, staged, n) == transports::kOk) [[likely]]
+    p.eager_short_max = -1;  // messages wait behind it (dp_.refresh_eager_gate)
+    if (dp_.send_staged(p, wire::kAmRmaWriteShort, staged, n) == transports::kOk) [[likely]]
         return true;
-    --tx_outstanding_;
+    --dp_.tx_outstanding_;
     --p.handed_off;
     --p.rma_handed_off;
     --p.untracked_writes;
-    refresh_eager_gate(p);
+    dp_.refresh_eager_gate(p);
     return false;  // no room (it queues) or a failed lane (fails the peer): the record's path
 }
 
-inline ssize_t DataPath::inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key,
-                                      uint64_t addr, uint64_t flags, uint64_t data) noexcept {
-    Peer *p = peer_for_addr(dest);
-    if (p != nullptr && len <= cfg_.inject_msg_size &&
+inline ssize_t RmaProtocol::inject_write(const void *buf, size_t len, fi_addr_t dest,
+                                         uint64_t key, uint64_t addr, uint64_t flags, uint64_t data) noexcept {
+    Peer *p = dp_.peer_for_addr(dest);
+    if (p != nullptr && len <= dp_.cfg_.inject_msg_size &&
         write_untracked(*p, buf, len, key, addr, flags, data)) {
         return 0;
     }
     IovList local;
     local.set(buf, len);
     const wire::RmaSeg seg{key, addr, len};
-    return rma(SendOp::kWrite, local, &seg, 1, dest, nullptr, flags, data, true);
+    return start(SendOp::kWrite, local, &seg, 1, dest, nullptr, flags, data, true);
+}
+
+inline ssize_t DataPath::inject_write(const void *buf, size_t len, fi_addr_t dest, uint64_t key,
+                                      uint64_t addr, uint64_t flags, uint64_t data) noexcept {
+    return rma_.inject_write(buf, len, dest, key, addr, flags, data);
 }
 
 inline void DataPath::fill_recv(RecvReq *r, uint32_t from, void *context, uint64_t flags,

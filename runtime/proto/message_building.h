@@ -5,6 +5,8 @@
 
 #include "transports/lanes/am_lane.h"
 
+#include <rdma/fi_errno.h>
+
 #include <sys/types.h>
 
 #include <cstddef>
@@ -17,6 +19,11 @@ namespace ufi::runtime::proto {
 // A bcopy send's result (the bytes sent, or a negative status) as a status.
 inline transports::Status status_of_bcopy(ssize_t rc) noexcept {
     return rc >= 0 ? transports::kOk : static_cast<transports::Status>(rc);
+}
+
+// A status from the wire (an answer's): a negative fi errno, or it is taken as an I/O error.
+inline int status_from_wire(int32_t status) noexcept {
+    return status > 0 || status < -FI_ERRNO_MAX ? -FI_EIO : status;
 }
 
 // Appends raw bytes to a message being built.

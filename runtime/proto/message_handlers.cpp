@@ -33,14 +33,9 @@ std::span<const MessageHandler> DataPath::message_handlers() noexcept {
         row<&DataPath::handle_ats, false>(wire::kAmAts),
         row<&DataPath::handle_atp, false>(wire::kAmAtp),
         row<&DataPath::handle_rndv_data, false>(wire::kAmRndvData),
-        row<&DataPath::handle_rma_write, true>(wire::kAmRmaWrite),
-        row<&DataPath::handle_rma_read_req, false>(wire::kAmRmaReadReq),
-        row<&DataPath::handle_rma_read_resp, false>(wire::kAmRmaReadResp),
-        row<&DataPath::handle_rma_ack, false>(wire::kAmRmaAck),
-        row<&DataPath::handle_rma_write_short, true>(wire::kAmRmaWriteShort),
-        row<&DataPath::handle_rma_write_done, false>(wire::kAmRmaWriteDone),
     };
-    static const std::vector<MessageHandler> kTable = joined({kOwn, AtomicProtocol::handlers()});
+    static const std::vector<MessageHandler> kTable = joined({kOwn, RmaProtocol::handlers(), RmaZcopyProtocol::handlers(),
+                                                        AtomicProtocol::handlers()});
     return kTable;
 }
 

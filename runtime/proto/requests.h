@@ -171,7 +171,7 @@ struct SendReq {
     uint64_t msg_id = 0;       // multi-fragment messages
     std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call
 
-    // RMA (rma.cpp) goes through the same queue: a write's fragments, a read's request, and at
+    // RMA (rma_protocol.h, rma_zcopy.h) goes through the same queue: a write's fragments, a read's request, and at
     // the target a read's response, which is no operation of this endpoint's (no tx credit,
     // no completion). `iov` is the local side: the source of a write or response, where a
     // read's data lands.

@@ -810,7 +810,7 @@ void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
 
 void DataPath::issue_puts(SendReq *r) noexcept {
     Peer &p = *peers_[r->peer];
-    // An RMA target reading a peer's zero-copy write gets instead (rma.cpp).
+    // An RMA target reading a peer's zero-copy write gets instead (rma_zcopy.cpp).
     const bool get = r->op == SendOp::kWriteTarget;
     const tx::RmaKind kind = get ? tx::RmaKind::kGet : tx::RmaKind::kPut;
     r->comp.uct.func = [](transports::Completion *c) {
@@ -864,7 +864,7 @@ void DataPath::issue_puts(SendReq *r) noexcept {
     r->offset = local;
     // A write we put: on the AM lane's own connection its puts stay ahead of what is sent
     // after them, so what waited behind it may go now.
-    if (r->op == SendOp::kWrite && p.rma.shares_lane()) release_put_hold(*r);
+    if (r->op == SendOp::kWrite && p.rma.shares_lane()) rma_zcopy_.release_put_hold(*r);
     if (--r->comp.uct.count == 0) puts_done(r);
 }
 
@@ -877,14 +877,14 @@ void DataPath::puts_done(SendReq *r) noexcept {
         // so the bytes are in place), which completes it, with no answer to wait for: an
         // application polling the target's memory may stop progressing once it sees them.
         // RMA_WRITE_DONE has the target count it (counters, CQ data) and free its grant.
-        release_put_hold(*r);
+        rma_zcopy_.release_put_hold(*r);
         const uint32_t slot = r->rndv_slot;
         send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
         if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
         return;
     }
     if (r->op != SendOp::kMessage) {
-        rma_zcopy_done(r);
+        rma_zcopy_.done(r);
         return;
     }
     // The puts completed (tcp: the receiver acknowledged them), so the data is in place when

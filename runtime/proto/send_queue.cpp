@@ -192,7 +192,9 @@ transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
          (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
         return transports::kNoResource;
     }
-    const transports::Status s = rma ? push_rma(p, r) : push_message(p, r);
+    const transports::Status s = !rma                      ? push_message(p, r)
+                                 : r.op == SendOp::kAtomic ? atomics_.push(p, r)
+                                                           : rma_.push(p, r);
     if (s == kHandedOff && !r.handed_off) {
         r.handed_off = true;
         ++p.handed_off;
@@ -259,6 +261,29 @@ void DataPath::drain_queue(Peer &p) noexcept {
         }
         p.queue.pop_front();
         finish_send(r, r->status);
+    }
+}
+
+SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
+    p = peer_for_addr(dest);
+    if (p == nullptr) {
+        rc = -FI_EINVAL;
+        return nullptr;
+    }
+    if (tx_outstanding_ >= tx_size_) {
+        rc = -FI_EAGAIN;
+        return nullptr;
+    }
+    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kFailed) {
+        rc = p->fail_status;
+        return nullptr;
+    }
+    try {
+        return send_pool_.get();
+    } catch (const std::bad_alloc &) {
+        rc = -FI_ENOMEM;
+        return nullptr;
     }
 }
 

@@ -374,7 +374,7 @@ void DataPath::fail_peer(Peer &p, int error) {
     p.request_unsent = p.reply_unsent = p.ack_unsent = false;
     // Injected short writes that went without a record first (they went before anything
     // queued); their lengths are not kept, so their error entries say 0.
-    while (p.untracked_writes > 0) finish_untracked_write(p, 0, p.fail_status);
+    while (p.untracked_writes > 0) rma_.finish_untracked_write(p, 0, p.fail_status);
     while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
     p.ctrl.clear();
     p.held.clear();  // (what it sent before the connection dies with it)

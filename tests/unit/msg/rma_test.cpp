@@ -432,6 +432,39 @@ TEST_F(RmaTest, LargeWritesOverAPutOnlyTransportArePutByTheInitiator) {
     EXPECT_TRUE(quiet(a_.cq));
 }
 
+// From the peer's zero-copy threshold on, where a zero-copy transport joins the two (cma, tcp
+// for reads and put writes), a write and a read go as one request each that the target serves
+// zero copy (RmaZcopyProtocol::applies decides before sending); below it, by active messages.
+TEST_F(RmaTest, LargeAccessesGoZeroCopyWhereATransportJoinsThePeers) {
+    constexpr size_t kLen = (1 << 20) + 3;
+    std::vector<uint8_t> target(kLen, 0xEE);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    runtime::proto::DataPath *a_dp = data_path(a_.ep);
+    uint64_t word = 0;
+    int ctx = 0;
+    ASSERT_EQ(retry([&] { return fi_read(a_.ep, &word, 8, nullptr, a_to_b_, addr(target.data(), target.data()), fi_mr_key(mr), &ctx); }), 0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    ASSERT_EQ(a_dp->peer_count(), 1u);
+    const runtime::proto::Peer *to_b = a_dp->peer(0);
+    const auto goes_zcopy = [&](size_t n) { return to_b->rma_iface != SIZE_MAX && n >= to_b->rma_thresh; };
+    const bool zcopy = goes_zcopy(kLen);
+    const uint64_t before = a_dp->stats().rma_zcopy;
+    EXPECT_EQ(before, goes_zcopy(8) ? 1u : 0u) << "threshold " << to_b->rma_thresh;
+
+    const auto out = pattern(kLen, 9);
+    ASSERT_EQ(retry([&] { return fi_write(a_.ep, out.data(), kLen, nullptr, a_to_b_, addr(target.data(), target.data()), fi_mr_key(mr), &ctx); }), 0);
+    expect_done(&ctx, FI_RMA | FI_WRITE);
+    ASSERT_TRUE(same(target.data(), out.data(), kLen));
+    std::vector<uint8_t> back(kLen, 0);
+    ASSERT_EQ(retry([&] { return fi_read(a_.ep, back.data(), kLen, nullptr, a_to_b_, addr(target.data(), target.data()), fi_mr_key(mr), &ctx); }), 0);
+    expect_done(&ctx, FI_RMA | FI_READ);
+    ASSERT_TRUE(same(back.data(), out.data(), kLen));
+    EXPECT_EQ(a_dp->stats().rma_zcopy, before + (zcopy ? 2u : 0u))
+        << "zero-copy transport to the peer: " << (to_b->rma_iface != SIZE_MAX)
+        << ", threshold " << to_b->rma_thresh;
+}
+
 TEST_F(RmaTest, CallsCheckTheirArguments) {
     std::vector<uint8_t> target(64, 0);
     fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
