@@ -150,17 +150,13 @@ unsigned DataPath::progress() noexcept {
         ++done;
     }
     if (!retry_gets_.empty() || !retry_puts_.empty()) done += retry_rndv();
-    if (busy_.empty()) return done;
-    // Peers drained here may queue more (a handler run by progress); take the list as it is.
-    // The two vectors trade places and keep their capacity: no allocation per call.
-    busy_draining_.swap(busy_);
-    for (uint32_t idx : busy_draining_) {
+    // Peers drained here may queue more (a handler run by progress): those wait for the next
+    // call.
+    done += busy_.take_each([this](uint32_t idx) {
         Peer &p = *peers_[idx];
         p.busy = false;
         drain(p);
-        ++done;
-    }
-    busy_draining_.clear();
+    });
     return done;
 }
 
@@ -174,9 +170,7 @@ bool DataPath::relieve_lane(Peer &p) noexcept {
 
 void DataPath::mark_busy(Peer &p) {
     refresh_eager_gate(p);  // (work queued for it: sends go behind it)
-    if (p.busy) return;
-    p.busy = true;
-    busy_.push_back(p.local_idx);
+    busy_.mark(p);
 }
 
 bool DataPath::write_now(const Completion &c) noexcept {

@@ -17,6 +17,7 @@
 #include "runtime/proto/rma_protocol.h"
 #include "runtime/proto/rma_zcopy.h"
 #include "runtime/proto/rx_slip.h"
+#include "runtime/proto/sched.h"
 #include "runtime/proto/target_access.h"
 #include "runtime/proto/wire.h"
 #include "transports/address.h"
@@ -748,8 +749,7 @@ class DataPath {
         uint32_t peer = kNoPeer;
     };
     std::vector<AddrCache> by_addr_;
-    std::vector<uint32_t> busy_;      // peers with queued work
-    std::vector<uint32_t> busy_draining_;  // progress(): busy_ as it was when it began
+    sched::BusyPeers busy_;  // peers with queued work (progress drains them)
     // WIREUP_REQs from a known identity under a new incarnation, found inside a UCT callback:
     // progress() resets the peer (restart_peer) and then handles the request (the peer is
     // marked busy meanwhile, so progress() runs without a test of its own per poll).

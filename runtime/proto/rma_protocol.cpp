@@ -7,6 +7,7 @@
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
 #include "runtime/proto/message_building.h"
+#include "runtime/proto/sched.h"
 #include "runtime/proto/wire.h"
 #include "transports/status.h"
 
@@ -494,15 +495,7 @@ void RmaProtocol::handle_read_request(const uint8_t *data, size_t length) noexce
             return;
         }
     }
-    // Ahead of this side's own operations that have not started: on an ordered endpoint they
-    // may wait for the peer's answers to ours, and the peer's answers for this one (both sides
-    // reading at once, MPICH's test5). An answer is not ordered with our operations; it stays
-    // behind what started going out (a message's later fragments) and earlier answers.
-    SendReq *before = p.queue.front();
-    while (before != nullptr && (before->started || before->op == SendOp::kReadResp)) {
-        before = before->hook.next;
-    }
-    p.queue.insert_before(before, r);
+    sched::queue_answer(p, r);
     dp_.mark_busy(p);
 }
 

@@ -10,6 +10,7 @@
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
+#include "runtime/proto/sched.h"
 #include "runtime/proto/wire.h"
 #include "transports/status.h"
 #include "transports/address_name.h"
@@ -180,29 +181,11 @@ ssize_t DataPath::submit(Peer &p_in, SendReq *r, bool relieved) noexcept {
 }
 
 transports::Status DataPath::push(Peer &p, SendReq &r) noexcept {
-    // FI_FENCE: nothing of it goes before every earlier operation to this peer completed
-    // (earlier ones are ahead in the queue; those that went out are counted).
-    // Orderings asked for: an RMA or atomic waits behind anything that went out, a message
-    // behind RMA and atomics. Anything waits behind a write we put whose puts are not on their
-    // way yet (release_put_hold). (A target's answer to a peer's read never waits.)
-    const bool rma = r.op != SendOp::kMessage;
-    const bool answer = r.op == SendOp::kReadResp;
-    if (!r.started && !answer &&
-        ((r.fence && p.handed_off > 0) || p.put_writes_held > 0 ||
-         (cfg_.ordered && (rma ? p.handed_off : p.rma_handed_off) > 0))) {
-        return transports::kNoResource;
-    }
-    const transports::Status s = !rma                      ? push_message(p, r)
+    if (sched::held_by_order(p, r, cfg_.ordered)) return transports::kNoResource;
+    const transports::Status s = r.op == SendOp::kMessage  ? push_message(p, r)
                                  : r.op == SendOp::kAtomic ? atomics_.push(p, r)
                                                            : rma_.push(p, r);
-    if (s == kHandedOff && !r.handed_off) {
-        r.handed_off = true;
-        ++p.handed_off;
-        if (rma) {
-            ++p.rma_handed_off;
-            p.eager_short_max = -1;  // messages wait behind it (refresh_eager_gate)
-        }
-    }
+    if (s == kHandedOff) sched::count_handed_off(p, r);
     return s;
 }
 
@@ -244,24 +227,13 @@ void DataPath::drain_queue(Peer &p) noexcept {
         if (p.state != PeerState::kFailed) mark_busy(p);
         return;
     }
-    while (SendReq *r = p.queue.front()) {
-        const transports::Status s = push(p, *r);
-        if (p.state == PeerState::kFailed) return;  // a handler failed it (queue completed)
-        if (s == transports::kNoResource) {
-            mark_busy(p);
-            return;
-        }
-        if (s == kHandedOff) {
-            p.queue.pop_front();
-            continue;
-        }
-        if (s != transports::kOk) {
-            fail_peer(p, transports::fi_errno_of(s));
-            return;
-        }
-        p.queue.pop_front();
-        finish_send(r, r->status);
-    }
+    transports::Status error = transports::kOk;
+    const sched::DrainEnd end = sched::drain_sends(
+        p, [this](Peer &q, SendReq &r) { return push(q, r); },
+        [this](SendReq *r) { finish_send(r, r->status); },
+        [&p] { return p.state == PeerState::kFailed; }, error);
+    if (end == sched::DrainEnd::kNoRoom) mark_busy(p);
+    else if (end == sched::DrainEnd::kError) fail_peer(p, transports::fi_errno_of(error));
 }
 
 SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
