@@ -129,21 +129,7 @@ DataPath::~DataPath() {
 unsigned DataPath::progress() noexcept {
     unsigned done = 0;
     if (worker_->has_failures()) handle_failures();
-    if (!closed_.empty()) {
-        // Before the restarts: a peer's close comes before its new endpoint's request. Only
-        // the incarnation that said it closes. (No handler runs here: nothing adds to the
-        // list meanwhile.)
-        for (const ClosedPeer &c : closed_) {
-            Peer &p = *peers_[c.peer];
-            if (p.remote_incarnation == c.incarnation) peer_closed(p);
-        }
-        closed_.clear();
-        ++done;
-    }
-    if (!restarts_.empty()) {
-        run_restarts();
-        ++done;
-    }
+    done += wireup_.progress();
     if ((ticks_ & kCheckTicks) == 0) check_peers_if_due();
     while (!overflow_.empty() && write_now(overflow_.front())) {
         overflow_.pop_front();

@@ -20,6 +20,7 @@
 #include "runtime/proto/sched.h"
 #include "runtime/proto/target_access.h"
 #include "runtime/proto/wire.h"
+#include "runtime/proto/wireup.h"
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
@@ -57,8 +58,6 @@ class Cntr;
 }  // namespace ufi::runtime
 
 namespace ufi::runtime::proto {
-
-struct WireupView;  // a parsed WIREUP message (wireup.cpp)
 
 // push(): the operation went out (RTS, an RMA's last fragment or request); the peer's answer,
 // not the queue, finishes it.
@@ -374,7 +373,7 @@ class DataPath {
                                   void *context, uint64_t flags, uint64_t tag, uint64_t data,
                                   bool tagged, bool inject) noexcept;
 
-    // --- Peers and wireup (wireup.cpp) ---
+    // --- Peers (peer_table.cpp; the handshake that connects them: wireup.h) ---
     // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
     // entry or its address does not parse. The cache (the AV entry's version, one load,
     // still the one the peer was found for) is inline; resolve_peer() does the rest. Bits
@@ -395,27 +394,6 @@ class DataPath {
     }
     Peer *resolve_peer(fi_addr_t addr) noexcept;
     Peer *add_peer(transports::address::EndpointAddress &&address);
-    // Chooses the peer's lane and connects it; false (the peer failed) when none reaches it.
-    bool open_lane(Peer &p);
-    // Starts the handshake (state kKnown -> kConnecting).
-    void connect(Peer &p);
-    transports::Status send_request(Peer &p);
-    transports::Status send_reply(Peer &p, uint16_t status, uint32_t sender_idx, uint8_t type);
-    transports::Status send_wireup_ack(Peer &p);
-    // A WIREUP message of the header alone (acks, closes) on the peer's lane.
-    transports::Status send_header_only(Peer &p, uint8_t type, uint16_t status);
-    // Endpoint-to-endpoint lanes (wireup.cpp): the section this side's messages carry (empty:
-    // none); taking the peer's (false: this side will not connect that way, p2p dropped);
-    // moving the traffic to the p2p lane once both sides connected; giving it up.
-    std::vector<uint8_t> p2p_section(const Peer &p) const;
-    bool accept_p2p(Peer &p, const uint8_t *section, size_t len);
-    void promote_p2p(Peer &p);
-    void drop_p2p(Peer &p) noexcept;
-    void handle_wireup_ack(const WireupView &w);
-    transports::Status send_close(Peer &p);
-    // WIREUP_CLOSE from a connected peer (its incarnation must match: the identity is no
-    // secret): progress() fails it (peer_closed()).
-    void handle_close(const WireupView &w);
     // The peer's endpoint closed: its operations fail with FI_ECONNRESET, what it announced
     // and this side had not received fails its receive, its lanes go. An AV entry inserted
     // since, or its own request under a new incarnation, connects it afresh.
@@ -424,29 +402,9 @@ class DataPath {
     // destroyed (the transfers still counting zero-copy operations on them finish), and what
     // it announced and this side had not received is marked gone with it.
     void drop_gone_peer(Peer &p) noexcept;
-    // A peer known by host and port, or by a name that leaves records out, answered with its
-    // full address: its traffic moves to the best lane both reach, when that is another one
-    // (before anything but the request went).
-    void upgrade_lane(Peer &p, const WireupView &w);
-    // Gives p (known by host and port, or by its name) its full address and, while only its
-    // request went, moves its traffic to the best lane both reach.
-    void move_to_best_lane(Peer &p, transports::address::EndpointAddress &&full);
     // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
     Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;
     void fail_peer(Peer &p, int error);
-    // The endpoint behind peer `idx` was closed and opened again under its identity (a
-    // request with another incarnation, or an AV entry whose records for a transport differ
-    // from the ones it had): what was on its way to or from the old one fails with
-    // -FI_ECONNRESET, its lanes are destroyed, and a fresh peer under the same index (so every
-    // AV entry and directed receive naming it still does) takes `address`. Only where no UCT
-    // callback is running: the endpoint's calls, or progress() (restarts_).
-    Peer &restart_peer(uint32_t idx, transports::address::EndpointAddress &&address,
-                       const char *why);
-    // progress(): the restarts handle_request found, then the requests that found them.
-    void run_restarts() noexcept;
-    // kConnecting -> kConnected: its rendezvous protocol chosen, then what it sent while this
-    // side was still connecting handled, before anything newer.
-    void set_connected(Peer &p);
     // Whether message `id` (data, length) from peer index `src` is handled now: true when that
     // peer is connected. From an admitted peer still connecting, it is held (Peer::held) and
     // handled at set_connected(); from anyone else, dropped and counted.
@@ -456,21 +414,12 @@ class DataPath {
             peers_[src]->lane.prime();  // (an answer to it is likely next)
             return true;
         }
-        hold_or_drop(src, id, data, length);
+        wireup_.hold_or_drop(src, id, data, length);
         return false;
     }
-    // from_connected's slow side: holds the message of an admitted peer still connecting,
-    // drops and counts anyone else's.
-    void hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept;
     // Runs the handler of message `id`; false for an id without one.
     bool deliver(uint8_t id, const uint8_t *data, size_t length) noexcept;
     void mark_busy(Peer &p);
-    void handle_wireup(const uint8_t *data, size_t length);
-    void handle_request(const WireupView &w);
-    void handle_reply(const WireupView &w);
-    // Whether a WIREUP_REQ's key admits the peer; *handle: the held key it matched
-    // (FI_AV_AUTH_KEY domains).
-    bool key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) const noexcept;
     // What completions report as the peer's source: its AV entry's fi_addr (or user ID),
     // looked up again when the AV changed since it was last not found.
     fi_addr_t source_of(Peer &p) noexcept;
@@ -716,9 +665,11 @@ class DataPath {
 
     // The protocol modules (each its own messages, its send and its handlers) reach the
     // peers, the scheduler, control messages and completions through the data path.
+    friend class Wireup;
     friend class AtomicProtocol;
     friend class RmaProtocol;
     friend class RmaZcopyProtocol;
+    Wireup wireup_{*this};
     AtomicProtocol atomics_{*this};
     RmaProtocol rma_{*this};
     RmaZcopyProtocol rma_zcopy_{*this};
@@ -750,22 +701,6 @@ class DataPath {
     };
     std::vector<AddrCache> by_addr_;
     sched::BusyPeers busy_;  // peers with queued work (progress drains them)
-    // WIREUP_REQs from a known identity under a new incarnation, found inside a UCT callback:
-    // progress() resets the peer (restart_peer) and then handles the request (the peer is
-    // marked busy meanwhile, so progress() runs without a test of its own per poll).
-    struct PendingRestart {
-        uint32_t peer;
-        transports::address::EndpointAddress address;
-        std::vector<uint8_t> request;  // the whole WIREUP message
-    };
-    std::vector<PendingRestart> restarts_;
-    // Peers whose WIREUP_CLOSE came inside a UCT callback: progress() fails them (their lanes
-    // are destroyed there, where no callback of theirs runs).
-    struct ClosedPeer {
-        uint32_t peer;
-        uint64_t incarnation;  // the one that closed (a restart may have replaced it since)
-    };
-    std::vector<ClosedPeer> closed_;
 
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;

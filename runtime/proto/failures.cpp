@@ -126,7 +126,7 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
         // names. A refusal ends the exchange by itself.
         if (p.reply_unsent) {
             const auto reply = [&] {
-                return send_reply(p, p.reply_status, p.reply_to, p.reply_type);
+                return wireup_.send_reply(p, p.reply_status, p.reply_to, p.reply_type);
             };
             if (!with_room(p, reply)) continue;
             p.reply_unsent = false;
@@ -138,7 +138,7 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
         const bool told = p.remote_incarnation != 0 ||
                           (p.state == PeerState::kConnecting && !p.request_unsent);
         if (!told) continue;
-        with_room(p, [&] { return send_close(p); });
+        with_room(p, [&] { return wireup_.send_close(p); });
     }
 }
 

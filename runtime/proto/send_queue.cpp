@@ -99,7 +99,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     }
 
     if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
-    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kKnown) wireup_.connect(*p);
     if (p->state == PeerState::kFailed) return p->fail_status;
     SendReq *r;
     try {
@@ -167,7 +167,7 @@ ssize_t DataPath::submit(Peer &p_in, SendReq *r, bool relieved) noexcept {
     if (relieved) {
         // What progress did to the peer: a fresh one in its place (a restart) connects; a
         // failed one fails this operation as it failed those it held.
-        if (p->state == PeerState::kKnown) connect(*p);
+        if (p->state == PeerState::kKnown) wireup_.connect(*p);
         if (p->state == PeerState::kFailed) {
             finish_send(r, p->fail_status);
             return 0;
@@ -212,15 +212,15 @@ void DataPath::drain_queue(Peer &p) noexcept {
         }
         return true;
     };
-    if (!owed(p.reply_unsent, [&] { return send_reply(p, p.reply_status, p.reply_to, p.reply_type); }) ||
-        !owed(p.request_unsent, [&] { return send_request(p); })) {
+    if (!owed(p.reply_unsent, [&] { return wireup_.send_reply(p, p.reply_status, p.reply_to, p.reply_type); }) ||
+        !owed(p.request_unsent, [&] { return wireup_.send_request(p); })) {
         return;
     }
     if (p.ack_unsent) {
         // The first message on an endpoint-to-endpoint lane (or the refusal of one): before
         // any traffic.
-        if (!owed(p.ack_unsent, [&] { return send_wireup_ack(p); })) return;
-        if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) set_connected(p);
+        if (!owed(p.ack_unsent, [&] { return wireup_.send_wireup_ack(p); })) return;
+        if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) wireup_.set_connected(p);
     }
     if (p.state != PeerState::kConnected) return;  // the reply will mark it busy (or refuse)
     if (!p.ctrl.empty() && !drain_ctrl(p)) {
@@ -246,7 +246,7 @@ SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
         rc = -FI_EAGAIN;
         return nullptr;
     }
-    if (p->state == PeerState::kKnown) connect(*p);
+    if (p->state == PeerState::kKnown) wireup_.connect(*p);
     if (p->state == PeerState::kFailed) {
         rc = p->fail_status;
         return nullptr;

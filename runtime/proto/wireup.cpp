@@ -1,12 +1,11 @@
-// Peers and the connection handshake (wire.h): a peer is made known from an AV entry or from
-// its WIREUP_REQ; connecting chooses its AM lane, sends WIREUP_REQ and queues sends until
-// WIREUP_REP tells the index to put in them. A request from a peer is answered at once (its
-// key checked), so after one exchange both sides know each other. Endpoint-to-endpoint lanes
-// take a third message, WIREUP_ACK (wire.h).
+// The connection handshake, one module (wireup.h).
+#include "runtime/proto/wireup.h"
+
 #include "runtime/av/addr_encoding.h"
 #include "runtime/av/binding.h"
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
+#include "runtime/proto/message_building.h"
 #include "runtime/proto/wire.h"
 #include "transports/status.h"
 #include "transports/address_svc.h"
@@ -58,120 +57,29 @@ size_t pack_wireup(void *dest, void *arg) {
     return at + w->p2p_len;
 }
 
-transports::Status status_of_bcopy(ssize_t rc) {
-    return rc >= 0 ? transports::kOk : static_cast<transports::Status>(rc);
-}
-
 }  // namespace
 
-Peer *DataPath::add_peer(address::EndpointAddress &&a) {
-    const uint32_t idx = static_cast<uint32_t>(peers_.size());
-    auto p = std::make_unique<Peer>();
-    p->local_idx = idx;
-    p->address = std::move(a);
-    if (p->address.uuid != 0) by_identity_[p->address.uuid] = idx;
-    peers_.push_back(std::move(p));
-    return peers_.back().get();
-}
-
-Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
-    const uint64_t index = addr;
-    av::PeerEntry e;
-    if (av::resolve(cfg_.av, addr, e) != 0) return nullptr;
-    try {
-        address::EndpointAddress a;
-        if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
-        // Its own name: the full address (names leave out self, which only it can use).
-        if (a.uuid == cfg_.uuid && a.endpoint_id == cfg_.endpoint_id &&
-            !address::unpack(cfg_.address.data(), cfg_.address.size(), a)) {
-            return nullptr;
-        }
-        Peer *p = nullptr;
-        if (a.uuid != 0) {
-            const auto it = by_identity_.find(a.uuid);
-            if (it != by_identity_.end()) p = peers_[it->second].get();
-            // The entry names the endpoint this peer was admitted as, but with other records:
-            // the endpoint was opened again under its name (restart.cpp). Or the peer failed,
-            // and an entry inserted since names it again: it is connected afresh (an entry
-            // index only: addresses with bits beyond it are resolved on every call).
-            if (p != nullptr && p->address.endpoint_id == a.endpoint_id) {
-                if (p->remote_incarnation != 0 && address::records_conflict(p->address, a)) {
-                    p = &restart_peer(p->local_idx, std::move(a),
-                                      "an AV entry names it with other transport addresses");
-                } else if (p->state == PeerState::kFailed && index <= av::encoding::kMaxEntryIndex) {
-                    p = &restart_peer(p->local_idx, std::move(a),
-                                      "it failed, and an AV entry inserted since names it");
-                }
-            }
-        } else {
-            p = peer_listening_at(a);  // a host and port: the peer that contacted us from there
-        }
-        if (p == nullptr) p = add_peer(std::move(a));
-        p->report_id = e.user_id;
-        if (cfg_.av_auth_keys && p->present_key.empty()) {
-            const uint8_t *kb = nullptr;
-            size_t kl = 0;
-            if (av::auth_key_bytes(cfg_.av, e.auth_key, kb, kl) == 0) p->present_key.assign(kb, kb + kl);
-        }
-        // Only plain entry indices are cached (not rx-context addresses or other high bits).
-        if (index <= av::encoding::kMaxEntryIndex) {
-            if (index >= by_addr_.size()) by_addr_.resize(index + 1);
-            by_addr_[index] = {av::entry_version_ptr(cfg_.av, addr), e.version, p->local_idx};
-        }
-        return p;
-    } catch (const std::bad_alloc &) {
-        return nullptr;
-    }
-}
-
-Peer *DataPath::peer_listening_at(const address::EndpointAddress &a) noexcept {
-    for (auto &pp : peers_) {
-        // (a peer itself known by host and port only is no identity to name)
-        if (pp->address.uuid != 0 && address::shares_tcp_listener(pp->address, a)) return pp.get();
-    }
-    return nullptr;
-}
-
-Peer *DataPath::host_port_peer_of(const address::EndpointAddress &full) noexcept {
-    for (auto &pp : peers_) {
-        if (pp->address.uuid == 0 && address::shares_tcp_listener(pp->address, full)) return pp.get();
-    }
-    return nullptr;
-}
-
-fi_addr_t DataPath::report_id_for(const address::EndpointAddress &a) const noexcept {
-    if (a.uuid == 0) return FI_ADDR_NOTAVAIL;  // known by host and port only: no identity yet
-    fi_addr_t addr = FI_ADDR_NOTAVAIL;
-    av::PeerEntry e;
-    // Its identity, else its tcp listener inserted as a host and port (a socket address).
-    if (av::find_identity(cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0 &&
-        av::find_listener(cfg_.av, a, addr, e) != 0) {
-        return FI_ADDR_NOTAVAIL;
-    }
-    return e.user_id;
-}
-
-bool DataPath::open_lane(Peer &p) {
+bool Wireup::open_lane(Peer &p) {
     if (p.lane.connected()) return true;
-    const transports::LaneChoice choice = transports::choose_am_lane(*worker_, p.address, lane_policy_);
+    const transports::LaneChoice choice = transports::choose_am_lane(*dp_.worker_, p.address, dp_.lane_policy_);
     if (choice.iface == SIZE_MAX) {
         UFI_LOG_WARN(Subsys::EpData, "peer {}: {}", address::describe(p.address), choice.why);
-        fail_peer(p, -FI_EHOSTUNREACH);
+        dp_.fail_peer(p, -FI_EHOSTUNREACH);
         return false;
     }
     if (!choice.fifo_mismatch.empty()) {
         UFI_LOG_WARN(Subsys::EpData, "peer {}: {}; its traffic goes over {}",
                      address::describe(p.address), choice.fifo_mismatch,
-                     worker_->ifaces()[choice.iface]->resource->label());
+                     dp_.worker_->ifaces()[choice.iface]->resource->label());
     }
     // An endpoint talking to itself stays on the lane that connects at once.
-    const bool itself = p.address.uuid != 0 && p.address.uuid == cfg_.uuid &&
-                        p.address.endpoint_id == cfg_.endpoint_id;
+    const bool itself = p.address.uuid != 0 && p.address.uuid == dp_.cfg_.uuid &&
+                        p.address.endpoint_id == dp_.cfg_.endpoint_id;
     const bool p2p = choice.p2p && !itself;
     const size_t first = choice.p2p ? choice.aux_iface : choice.iface;
     const size_t record = choice.p2p ? choice.aux_record : choice.record;
-    transports::OpenIface &iface = *worker_->ifaces()[first];
-    worker_->activate(iface);  // a network iface is progressed once it carries traffic
+    transports::OpenIface &iface = *dp_.worker_->ifaces()[first];
+    dp_.worker_->activate(iface);  // a network iface is progressed once it carries traffic
     const transports::Status status =
         transports::AmLane::connect(iface, p.address.records[record], p.lane);
     if (status != transports::Status::kOk) {
@@ -186,12 +94,12 @@ bool DataPath::open_lane(Peer &p) {
                      transports::to_string(status),
                      cause == transports::FailureCause::kAsReported ? "" : ": ",
                      transports::describe(cause));
-        fail_peer(p, error);
+        dp_.fail_peer(p, error);
         return false;
     }
     if (p2p) {
-        transports::OpenIface &target = *worker_->ifaces()[choice.iface];
-        worker_->activate(target);
+        transports::OpenIface &target = *dp_.worker_->ifaces()[choice.iface];
+        dp_.worker_->activate(target);
         const transports::Status ps = transports::AmLane::create_p2p(target, p.p2p);
         if (ps == transports::Status::kOk) {
             p.p2p_record = choice.record;
@@ -208,7 +116,7 @@ bool DataPath::open_lane(Peer &p) {
     return true;
 }
 
-std::vector<uint8_t> DataPath::p2p_section(const Peer &p) const {
+std::vector<uint8_t> Wireup::p2p_section(const Peer &p) const {
     std::vector<uint8_t> out;
     // Its endpoint-to-endpoint lane: still aside, or already carrying the traffic (a reply
     // that waited for lane room while this side moved, in crossing handshakes).
@@ -224,21 +132,21 @@ std::vector<uint8_t> DataPath::p2p_section(const Peer &p) const {
     return out;
 }
 
-bool DataPath::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
+bool Wireup::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
     if (len < 1 || section[0] == transports::kNoTransport) return false;
     const transports::TransportCode code = section[0];
     const uint8_t *ep = section + 1;
     const size_t ep_len = len - 1;
-    if (p.address.uuid == cfg_.uuid && p.address.endpoint_id == cfg_.endpoint_id) return false;
+    if (p.address.uuid == dp_.cfg_.uuid && p.address.endpoint_id == dp_.cfg_.endpoint_id) return false;
     if (!p.p2p.connected() || p.p2p.iface().code != code) {
         // This side had none (or another transport's): one over the peer's, if the policy
         // connects that transport endpoint to endpoint here too.
         drop_p2p(p);
         const transports::LaneChoice c = transports::choose_p2p_lane(
-            *worker_, p.address, lane_policy_, std::string(transports::transport_name(code)));
+            *dp_.worker_, p.address, dp_.lane_policy_, std::string(transports::transport_name(code)));
         if (c.iface == SIZE_MAX) return false;
-        transports::OpenIface &target = *worker_->ifaces()[c.iface];
-        worker_->activate(target);
+        transports::OpenIface &target = *dp_.worker_->ifaces()[c.iface];
+        dp_.worker_->activate(target);
         if (transports::AmLane::create_p2p(target, p.p2p) != transports::Status::kOk) return false;
         p.p2p_record = c.record;
     }
@@ -255,50 +163,50 @@ bool DataPath::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
     return true;
 }
 
-void DataPath::promote_p2p(Peer &p) {
+void Wireup::promote_p2p(Peer &p) {
     if (!p.p2p_connected || !p.p2p_peer_ready || !p.p2p.connected()) return;
     p.aux = std::move(p.lane);
     p.lane = std::move(p.p2p);
     p.p2p_connected = p.p2p_peer_ready = false;
-    refresh_eager_gate(p);  // (another lane, another short limit)
-    ++stats_.p2p_lanes;
+    dp_.refresh_eager_gate(p);  // (another lane, another short limit)
+    ++dp_.stats_.p2p_lanes;
     UFI_LOG_DEBUG(Subsys::EpData, "peer {}: traffic moves to {} (endpoint to endpoint)",
                   address::describe(p.address), p.lane.resource().label());
 }
 
-void DataPath::drop_p2p(Peer &p) noexcept {
+void Wireup::drop_p2p(Peer &p) noexcept {
     p.p2p = transports::AmLane();
     p.p2p_record = SIZE_MAX;
     p.p2p_connected = p.p2p_peer_ready = false;
 }
 
-void DataPath::connect(Peer &p) {
+void Wireup::connect(Peer &p) {
     if (p.state != PeerState::kKnown) return;
     if (!open_lane(p)) return;
     // Before the send: over `self` the reply is handled inside it.
     p.state = PeerState::kConnecting;
-    refresh_eager_gate(p);
+    dp_.refresh_eager_gate(p);
     const transports::Status s = send_request(p);
     if (s == transports::kNoResource) {
         p.request_unsent = true;  // tcp: until its own handshake completes
-        mark_busy(p);
+        dp_.mark_busy(p);
     } else if (s != transports::kOk) {
-        fail_peer(p, transports::fi_errno_of(s));
+        dp_.fail_peer(p, transports::fi_errno_of(s));
     }
 }
 
-transports::Status DataPath::send_request(Peer &p) {
+transports::Status Wireup::send_request(Peer &p) {
     wire::WireupHdr h{};
     h.type = wire::kWireupRequest;
     h.version = wire::kProtocolVersion;
     h.sender_idx = p.local_idx;
     h.receiver_idx = kNoPeer;
-    h.addr_len = static_cast<uint16_t>(cfg_.address.size());
-    const std::vector<uint8_t> &key = cfg_.av_auth_keys ? p.present_key : cfg_.auth_key;
+    h.addr_len = static_cast<uint16_t>(dp_.cfg_.address.size());
+    const std::vector<uint8_t> &key = dp_.cfg_.av_auth_keys ? p.present_key : dp_.cfg_.auth_key;
     h.key_len = static_cast<uint16_t>(key.size());
-    h.uuid = cfg_.uuid;
-    h.endpoint_id = cfg_.endpoint_id;
-    h.incarnation = cfg_.incarnation;
+    h.uuid = dp_.cfg_.uuid;
+    h.endpoint_id = dp_.cfg_.endpoint_id;
+    h.incarnation = dp_.cfg_.incarnation;
     std::vector<uint8_t> p2p;
     try {
         p2p = p2p_section(p);
@@ -310,12 +218,12 @@ transports::Status DataPath::send_request(Peer &p) {
     // Known by host and port, or by a name that leaves records out: the reply brings the rest.
     if (p.address.uuid == 0 || p.address.partial) h.flags = wire::kWireupSendAddress;
     h.status = sizeof h;  // (the header's size: wire.h)
-    WireupPack w{&h, sizeof h, cfg_.address.data(), cfg_.address.size(), key.data(), key.size(),
+    WireupPack w{&h, sizeof h, dp_.cfg_.address.data(), dp_.cfg_.address.size(), key.data(), key.size(),
                  p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
-transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sender_idx,
+transports::Status Wireup::send_reply(Peer &p, uint16_t status, uint32_t sender_idx,
                                         uint8_t type) {
     wire::WireupHdr h{};
     h.type = type;
@@ -323,9 +231,9 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     h.status = status;
     h.sender_idx = sender_idx;
     h.receiver_idx = p.local_idx;
-    h.uuid = cfg_.uuid;
-    h.endpoint_id = cfg_.endpoint_id;
-    h.incarnation = cfg_.incarnation;
+    h.uuid = dp_.cfg_.uuid;
+    h.endpoint_id = dp_.cfg_.endpoint_id;
+    h.incarnation = dp_.cfg_.incarnation;
     std::vector<uint8_t> p2p;
     // A reply sent after this side moved to the endpoint-to-endpoint lane (it waited for
     // room while the crossing handshake's reply came) still offers it: without the section
@@ -341,72 +249,37 @@ transports::Status DataPath::send_reply(Peer &p, uint16_t status, uint32_t sende
     }
     h.p2p_len = static_cast<uint16_t>(p2p.size());
     const bool with_address = type == wire::kWireupReply && p.send_address;
-    h.addr_len = with_address ? static_cast<uint16_t>(cfg_.address.size()) : 0;
+    h.addr_len = with_address ? static_cast<uint16_t>(dp_.cfg_.address.size()) : 0;
     // A refusal is the prefix every version reads (a peer of another version is refused too).
     const size_t hdr_size = type == wire::kWireupRefuse ? wire::kWireupPrefixSize : sizeof h;
-    WireupPack w{&h, hdr_size, with_address ? cfg_.address.data() : nullptr, h.addr_len, nullptr, 0,
+    WireupPack w{&h, hdr_size, with_address ? dp_.cfg_.address.data() : nullptr, h.addr_len, nullptr, 0,
                  p2p.data(), p2p.size()};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
-transports::Status DataPath::send_header_only(Peer &p, uint8_t type, uint16_t status) {
+transports::Status Wireup::send_header_only(Peer &p, uint8_t type, uint16_t status) {
     wire::WireupHdr h{};
     h.type = type;
     h.version = wire::kProtocolVersion;
     h.status = status;
     h.sender_idx = p.remote_idx;  // the receiver's own index for us
     h.receiver_idx = p.local_idx;
-    h.uuid = cfg_.uuid;
-    h.endpoint_id = cfg_.endpoint_id;
-    h.incarnation = cfg_.incarnation;
+    h.uuid = dp_.cfg_.uuid;
+    h.endpoint_id = dp_.cfg_.endpoint_id;
+    h.incarnation = dp_.cfg_.incarnation;
     WireupPack w{&h, sizeof h, nullptr, 0, nullptr, 0};
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
-transports::Status DataPath::send_wireup_ack(Peer &p) {
+transports::Status Wireup::send_wireup_ack(Peer &p) {
     return send_header_only(p, wire::kWireupAck, p.ack_status);
 }
 
-void DataPath::fail_peer(Peer &p, int error) {
-    p.state = PeerState::kFailed;
-    refresh_eager_gate(p);
-    p.fail_status = error != 0 ? error : -FI_EIO;
-    p.request_unsent = p.reply_unsent = p.ack_unsent = false;
-    // Injected short writes that went without a record first (they went before anything
-    // queued); their lengths are not kept, so their error entries say 0.
-    while (p.untracked_writes > 0) rma_.finish_untracked_write(p, 0, p.fail_status);
-    while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
-    p.ctrl.clear();
-    p.held.clear();  // (what it sent before the connection dies with it)
-    fail_rndv(p);
-    // A message that was arriving from it is lost: its receive completes with the error.
-    if (p.rx_recv != nullptr) {
-        RecvReq *r = p.rx_recv;
-        p.rx_recv = nullptr;
-        --partial_rx_;
-        r->msg_tag = p.rx_tag;
-        complete_recv_error(r, p.local_idx, -p.fail_status, std::min(p.rx_received, r->iov.total));
-    }
-    if (p.rx_unexp != nullptr) {
-        UnexpMsg *u = p.rx_unexp;
-        p.rx_unexp = nullptr;
-        --partial_rx_;
-        if (RecvReq *r = u->claimed) {
-            r->msg_tag = u->tag;
-            complete_recv_error(r, p.local_idx, -p.fail_status, 0);
-        } else if (!u->discarded) {
-            match_.remove_unexpected(u);
-            if (u->claim_ctx != nullptr) claimed_.erase(u->claim_ctx);
-        }
-        retire_unexpected(u);
-    }
-}
-
-bool DataPath::key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) const noexcept {
+bool Wireup::key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) const noexcept {
     *handle = FI_ADDR_NOTAVAIL;
-    if (cfg_.av_auth_keys) {
+    if (dp_.cfg_.av_auth_keys) {
         // One of the keys this endpoint took at fi_enable.
-        for (const auto &k : cfg_.held_keys) {
+        for (const auto &k : dp_.cfg_.held_keys) {
             if (k.bytes.size() == len && len != 0 && std::memcmp(key, k.bytes.data(), len) == 0) {
                 *handle = k.handle;
                 return true;
@@ -415,24 +288,14 @@ bool DataPath::key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) c
         return false;
     }
     // Classic keys: endpoints that share a key communicate.
-    if (len != cfg_.auth_key.size()) return false;
-    return len == 0 || std::memcmp(key, cfg_.auth_key.data(), len) == 0;
+    if (len != dp_.cfg_.auth_key.size()) return false;
+    return len == 0 || std::memcmp(key, dp_.cfg_.auth_key.data(), len) == 0;
 }
 
-fi_addr_t DataPath::source_of(Peer &p) noexcept {
-    if (p.report_id != FI_ADDR_NOTAVAIL) return p.report_id;
-    const uint64_t now = av::changes(cfg_.av);
-    if (now != p.report_checked) {
-        p.report_checked = now;
-        p.report_id = report_id_for(p.address);
-    }
-    return p.report_id;
-}
-
-void DataPath::handle_wireup(const uint8_t *data, size_t length) {
+void Wireup::handle_wireup(const uint8_t *data, size_t length) {
     WireupView w{};
     if (length < wire::kWireupPrefixSize) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     // The fields every version shares, then the header's size: a request says it (versions
@@ -448,13 +311,13 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
     }
     if (hdr_size < wire::kWireupPrefixSize || hdr_size > length ||
         (!foreign && w.hdr.type == wire::kWireupRequest && hdr_size != sizeof w.hdr)) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     if (foreign && w.hdr.type != wire::kWireupRequest) {
         // Nothing but a request of another version is read: the request is refused
         // (handle_request), which ends the exchange on both sides.
-        ++stats_.refused_peers;
+        ++dp_.stats_.refused_peers;
         return;
     }
     std::memcpy(&w.hdr, data, std::min(hdr_size, sizeof w.hdr));
@@ -464,12 +327,12 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
     const uint8_t *body = data + hdr_size;
     const size_t extra = size_t{w.hdr.addr_len} + w.hdr.key_len + w.hdr.p2p_len;
     if (w.hdr.p2p_len > wire::kMaxP2pSection) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     if (w.hdr.type == wire::kWireupRequest) {
         if (length != hdr_size + extra) {
-            ++stats_.dropped_malformed;
+            ++dp_.stats_.dropped_malformed;
             return;
         }
         w.addr = body;
@@ -481,7 +344,7 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
         // accept.
         if (w.hdr.key_len != 0 || length != hdr_size + extra ||
             (w.hdr.type != wire::kWireupReply && (w.hdr.p2p_len != 0 || w.hdr.addr_len != 0))) {
-            ++stats_.dropped_malformed;
+            ++dp_.stats_.dropped_malformed;
             return;
         }
         if (w.hdr.addr_len) w.addr = body;
@@ -489,7 +352,7 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
         handle_reply(w);
     } else if (w.hdr.type == wire::kWireupAck || w.hdr.type == wire::kWireupClose) {
         if (length != hdr_size || extra != 0) {
-            ++stats_.dropped_malformed;
+            ++dp_.stats_.dropped_malformed;
             return;
         }
         if (w.hdr.type == wire::kWireupAck) {
@@ -498,36 +361,36 @@ void DataPath::handle_wireup(const uint8_t *data, size_t length) {
             handle_close(w);
         }
     } else {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
     }
 }
 
-void DataPath::handle_request(const WireupView &w) {
+void Wireup::handle_request(const WireupView &w) {
     try {
         address::EndpointAddress a;
         std::string why;
         if (!address::unpack(w.addr, w.hdr.addr_len, a, &why) || a.uuid != w.hdr.uuid) {
-            ++stats_.dropped_malformed;
+            ++dp_.stats_.dropped_malformed;
             UFI_LOG_INFO(Subsys::EpData, "wireup request with a bad address dropped: {}", why);
             return;
         }
         Peer *p = nullptr;
-        const auto it = by_identity_.find(a.uuid);
-        if (it != by_identity_.end()) {
-            p = peers_[it->second].get();
+        const auto it = dp_.by_identity_.find(a.uuid);
+        if (it != dp_.by_identity_.end()) {
+            p = dp_.peers_[it->second].get();
             if (w.hdr.version == wire::kProtocolVersion && p->remote_incarnation != 0 &&
                 p->remote_incarnation != w.hdr.incarnation) {
                 // The endpoint it was has gone and come back under its name: reset it where
                 // no UCT callback runs (its lanes are destroyed), then take this request.
                 if (w.hdr.incarnation == 0) {
-                    ++stats_.dropped_malformed;
+                    ++dp_.stats_.dropped_malformed;
                     return;
                 }
                 // Only a sender that holds the key resets anything: a forged request naming a
                 // peer's identity (not a secret) must not fail its operations.
                 fi_addr_t handle = FI_ADDR_NOTAVAIL;
                 if (!key_accepted(w.key, w.hdr.key_len, &handle)) {
-                    ++stats_.refused_peers;
+                    ++dp_.stats_.refused_peers;
                     UFI_LOG_INFO(Subsys::EpData,
                                  "wireup: a request as {} under a new incarnation without an "
                                  "authorization key this endpoint holds: dropped, the peer kept",
@@ -536,7 +399,7 @@ void DataPath::handle_request(const WireupView &w) {
                 }
                 restarts_.push_back(PendingRestart{
                     p->local_idx, std::move(a), std::vector<uint8_t>(w.raw, w.raw + w.raw_len)});
-                mark_busy(*p);  // progress() runs the restart first
+                dp_.mark_busy(*p);  // progress() runs the restart first
                 return;
             }
             // Known by its name so far: the request brings its full address (crossing
@@ -544,15 +407,15 @@ void DataPath::handle_request(const WireupView &w) {
             if (p->address.partial && a.endpoint_id == p->address.endpoint_id) {
                 move_to_best_lane(*p, std::move(a));
             }
-        } else if ((p = host_port_peer_of(a)) != nullptr) {
+        } else if ((p = dp_.host_port_peer_of(a)) != nullptr) {
             // This side named it by host and port (a socket address, insertsvc) before it
             // called: the same peer, now with its identity and full address (and, if our own
             // request to it is still unanswered, on its best lane).
-            by_identity_[a.uuid] = p->local_idx;
+            dp_.by_identity_[a.uuid] = p->local_idx;
             move_to_best_lane(*p, std::move(a));
         } else {
-            p = add_peer(std::move(a));
-            p->report_id = report_id_for(p->address);
+            p = dp_.add_peer(std::move(a));
+            p->report_id = dp_.report_id_for(p->address);
         }
         uint16_t status = wire::kWireupOk;
         if (w.hdr.version != wire::kProtocolVersion) {
@@ -562,7 +425,7 @@ void DataPath::handle_request(const WireupView &w) {
         }
         if (!open_lane(*p)) return;  // we cannot answer a peer we cannot reach
         if (status != wire::kWireupOk) {
-            ++stats_.refused_peers;
+            ++dp_.stats_.refused_peers;
             if (status == wire::kWireupBadVersion) {
                 UFI_LOG_WARN(Subsys::EpData,
                              "wireup: refused {}: it speaks ufi protocol version {}, this endpoint "
@@ -579,7 +442,7 @@ void DataPath::handle_request(const WireupView &w) {
                 p->reply_to = w.hdr.sender_idx;
                 p->reply_type = wire::kWireupRefuse;
                 p->reply_status = status;
-                mark_busy(*p);
+                dp_.mark_busy(*p);
             }
             return;
         }
@@ -596,7 +459,7 @@ void DataPath::handle_request(const WireupView &w) {
         p->admitted = true;
         if (p2p && !p->p2p_peer_ready) {
             p->state = PeerState::kConnecting;
-            refresh_eager_gate(*p);
+            dp_.refresh_eager_gate(*p);
         } else {
             promote_p2p(*p);
             set_connected(*p);
@@ -608,30 +471,30 @@ void DataPath::handle_request(const WireupView &w) {
             p->reply_to = w.hdr.sender_idx;
             p->reply_type = wire::kWireupReply;
             p->reply_status = wire::kWireupOk;
-            mark_busy(*p);
+            dp_.mark_busy(*p);
         } else if (s != transports::kOk) {
-            fail_peer(*p, transports::fi_errno_of(s));
+            dp_.fail_peer(*p, transports::fi_errno_of(s));
             return;
         }
-        if (was_waiting || !p->queue.empty()) mark_busy(*p);
+        if (was_waiting || !p->queue.empty()) dp_.mark_busy(*p);
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a wireup request is dropped");
     }
 }
 
-void DataPath::handle_reply(const WireupView &w) {
+void Wireup::handle_reply(const WireupView &w) {
     const uint32_t idx = w.hdr.sender_idx;  // our own index, echoed
-    if (idx >= peers_.size()) {
-        ++stats_.dropped_malformed;
+    if (idx >= dp_.peers_.size()) {
+        ++dp_.stats_.dropped_malformed;
         return;
     }
-    Peer &p = *peers_[idx];
+    Peer &p = *dp_.peers_[idx];
     // (from another endpoint, or from an earlier incarnation of the one it was admitted as)
     // (refusals are the prefix of every version: no incarnation)
     if ((p.address.uuid != 0 && p.address.uuid != w.hdr.uuid) ||
         (w.hdr.type == wire::kWireupReply && p.remote_incarnation != 0 &&
          p.remote_incarnation != w.hdr.incarnation)) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     if (w.hdr.type == wire::kWireupRefuse) {
@@ -640,7 +503,7 @@ void DataPath::handle_reply(const WireupView &w) {
                      w.hdr.status == wire::kWireupBadKey ? "it does not hold this endpoint's authorization key"
                      : w.hdr.status == wire::kWireupBadVersion ? "protocol version differs"
                                                                : "no resources");
-        fail_peer(p, w.hdr.status == wire::kWireupBadKey ? -FI_EACCES : -FI_ECONNREFUSED);
+        dp_.fail_peer(p, w.hdr.status == wire::kWireupBadKey ? -FI_EACCES : -FI_ECONNREFUSED);
         return;
     }
     if (p.state == PeerState::kFailed) return;
@@ -650,10 +513,10 @@ void DataPath::handle_reply(const WireupView &w) {
         // so its own requests and its full address (inserted later) name this same peer.
         p.address.uuid = w.hdr.uuid;
         p.address.endpoint_id = w.hdr.endpoint_id;
-        const auto known = by_identity_.find(w.hdr.uuid);
-        if (known == by_identity_.end()) {
+        const auto known = dp_.by_identity_.find(w.hdr.uuid);
+        if (known == dp_.by_identity_.end()) {
             try {
-                by_identity_[w.hdr.uuid] = p.local_idx;
+                dp_.by_identity_[w.hdr.uuid] = p.local_idx;
             } catch (const std::bad_alloc &) {
                 // Its later requests make a second peer: the traffic still flows.
             }
@@ -671,7 +534,7 @@ void DataPath::handle_reply(const WireupView &w) {
     if (p.lane.p2p()) {
         // Traffic moved already (crossing handshakes): nothing left to agree.
     } else if (w.p2p != nullptr && p.p2p.connected() && accept_p2p(p, w.p2p, w.hdr.p2p_len)) {
-        // The replier connected its endpoint to ours before it answered: ours connects to
+        // The replier connected its endpoint to ours before it dp_.answered: ours connects to
         // its, the traffic moves, and the ack (the first message on the new lane) tells it so.
         p.p2p_peer_ready = true;
         promote_p2p(p);
@@ -687,16 +550,16 @@ void DataPath::handle_reply(const WireupView &w) {
     }
     if (p.ack_unsent) {
         // Nothing may go before the ack (the peer drops traffic from a peer it has not
-        // connected yet): drain() sends it, then the queue.
+        // connected yet): dp_.drain() sends it, then the queue.
         p.state = PeerState::kConnecting;
-        mark_busy(p);
+        dp_.mark_busy(p);
         return;
     }
     set_connected(p);
-    mark_busy(p);  // queued sends go now
+    dp_.mark_busy(p);  // queued sends go now
 }
 
-void DataPath::upgrade_lane(Peer &p, const WireupView &w) {
+void Wireup::upgrade_lane(Peer &p, const WireupView &w) {
     address::EndpointAddress full;
     try {
         std::string why;
@@ -712,7 +575,7 @@ void DataPath::upgrade_lane(Peer &p, const WireupView &w) {
     move_to_best_lane(p, std::move(full));
 }
 
-void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
+void Wireup::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
     if (p.p2p.connected()) return;  // its record index points into the address it has
     // Only before anything but the request went (the sends wait for the reply), and to a
     // lane that connects at once.
@@ -721,15 +584,15 @@ void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
         p.address = std::move(full);
         return;
     }
-    const transports::LaneChoice c = transports::choose_am_lane(*worker_, full, lane_policy_);
-    transports::OpenIface *best = c.iface != SIZE_MAX ? worker_->ifaces()[c.iface].get() : nullptr;
+    const transports::LaneChoice c = transports::choose_am_lane(*dp_.worker_, full, dp_.lane_policy_);
+    transports::OpenIface *best = c.iface != SIZE_MAX ? dp_.worker_->ifaces()[c.iface].get() : nullptr;
     if (best == nullptr || c.p2p || best == &p.lane.iface()) {
         p.address = std::move(full);
         return;
     }
     transports::OpenIface &iface = *best;
     transports::AmLane better;
-    worker_->activate(iface);
+    dp_.worker_->activate(iface);
     const transports::Status s = transports::AmLane::connect(iface, full.records[c.record], better);
     if (s != transports::Status::kOk) {
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect over {} ({}): staying on {}",
@@ -742,21 +605,21 @@ void DataPath::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
                   address::describe(full), p.lane.resource().label(), better.resource().label());
     p.aux = std::move(p.lane);  // kept: the handshake's connection
     p.lane = std::move(better);
-    refresh_eager_gate(p);  // (another lane, another short limit)
+    dp_.refresh_eager_gate(p);  // (another lane, another short limit)
     p.address = std::move(full);
-    ++stats_.lane_upgrades;
+    ++dp_.stats_.lane_upgrades;
 }
 
-void DataPath::handle_wireup_ack(const WireupView &w) {
+void Wireup::handle_wireup_ack(const WireupView &w) {
     const uint32_t idx = w.hdr.sender_idx;  // our own index for the sender
-    if (idx >= peers_.size()) {
-        ++stats_.dropped_malformed;
+    if (idx >= dp_.peers_.size()) {
+        ++dp_.stats_.dropped_malformed;
         return;
     }
-    Peer &p = *peers_[idx];
+    Peer &p = *dp_.peers_[idx];
     if (p.address.uuid != w.hdr.uuid || p.state == PeerState::kFailed ||
         p.remote_incarnation != w.hdr.incarnation) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     if (w.hdr.status == wire::kWireupOk && p.p2p_connected) {
@@ -767,60 +630,60 @@ void DataPath::handle_wireup_ack(const WireupView &w) {
     }
     if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer && !p.ack_unsent) {
         set_connected(p);
-        mark_busy(p);
+        dp_.mark_busy(p);
     }
 }
 
-transports::Status DataPath::send_close(Peer &p) {
+transports::Status Wireup::send_close(Peer &p) {
     return send_header_only(p, wire::kWireupClose, wire::kWireupOk);
 }
 
-void DataPath::handle_close(const WireupView &w) {
+void Wireup::handle_close(const WireupView &w) {
     uint32_t idx = w.hdr.sender_idx;  // our own index for the sender, or
     if (idx == kNoPeer) {
         // kNoPeer: it closed before our reply to its request came (the request went first on
         // the same lane, so we know it by its identity, and its incarnation, by now).
-        const auto it = by_identity_.find(w.hdr.uuid);
-        if (it != by_identity_.end()) idx = it->second;
+        const auto it = dp_.by_identity_.find(w.hdr.uuid);
+        if (it != dp_.by_identity_.end()) idx = it->second;
     }
-    if (idx >= peers_.size()) {
-        ++stats_.dropped_malformed;
+    if (idx >= dp_.peers_.size()) {
+        ++dp_.stats_.dropped_malformed;
         return;
     }
-    Peer &p = *peers_[idx];
+    Peer &p = *dp_.peers_[idx];
     // The identity is in every name; the incarnation only in the handshake: a message that
     // does not know it fails nobody.
     if (p.address.uuid != w.hdr.uuid || p.address.endpoint_id != w.hdr.endpoint_id ||
         p.remote_incarnation == 0 || p.remote_incarnation != w.hdr.incarnation) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     if (p.state == PeerState::kFailed) return;
     closed_.push_back(ClosedPeer{idx, w.hdr.incarnation});
-    mark_busy(p);  // progress() fails it first
+    dp_.mark_busy(p);  // progress() fails it first
 }
 
-void DataPath::set_connected(Peer &p) {
+void Wireup::set_connected(Peer &p) {
     p.state = PeerState::kConnected;
-    choose_rndv(p);
-    refresh_eager_gate(p);  // the fast path opens
+    dp_.choose_rndv(p);
+    dp_.refresh_eager_gate(p);  // the fast path opens
     // A handler may fail the peer (which empties `held`), or connect nothing new: one at a
     // time from the front.
     while (!p.held.empty() && p.state == PeerState::kConnected) {
         Peer::HeldMsg m = std::move(p.held.front());
         p.held.pop_front();
-        deliver(m.id, m.bytes.data(), m.bytes.size());
+        dp_.deliver(m.id, m.bytes.data(), m.bytes.size());
     }
 }
 
-void DataPath::hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data,
+void Wireup::hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data,
                             size_t length) noexcept {
-    if (src < peers_.size()) {
-        Peer &p = *peers_[src];
+    if (src < dp_.peers_.size()) {
+        Peer &p = *dp_.peers_[src];
         if (p.admitted && p.state == PeerState::kConnecting) {
             try {
                 p.held.push_back(Peer::HeldMsg{id, std::vector<uint8_t>(data, data + length)});
-                ++stats_.held_early;
+                ++dp_.stats_.held_early;
                 return;
             } catch (const std::bad_alloc &) {
                 UFI_LOG_WARN(Subsys::EpData, "out of memory: a message from {} that came before the connection is dropped",
@@ -828,7 +691,34 @@ void DataPath::hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data,
             }
         }
     }
-    ++stats_.dropped_unknown_src;
+    ++dp_.stats_.dropped_unknown_src;
+}
+
+unsigned Wireup::progress() noexcept {
+    unsigned done = 0;
+    if (!closed_.empty()) {
+        // Before the restarts: a peer's close comes before its new endpoint's request. Only
+        // the incarnation that said it closes. (No handler runs here: nothing adds to the
+        // list meanwhile.)
+        for (const ClosedPeer &c : closed_) {
+            Peer &p = *dp_.peers_[c.peer];
+            if (p.remote_incarnation == c.incarnation) dp_.peer_closed(p);
+        }
+        closed_.clear();
+        ++done;
+    }
+    if (!restarts_.empty()) {
+        run_restarts();
+        ++done;
+    }
+    return done;
+}
+
+std::span<const MessageHandler> Wireup::handlers() noexcept {
+    static constexpr MessageHandler kRows[] = {
+        DataPath::module_row<&DataPath::wireup_, &Wireup::handle_wireup, false>(wire::kAmWireup),
+    };
+    return kRows;
 }
 
 }  // namespace ufi::runtime::proto
