@@ -10,6 +10,7 @@
 
 #include "runtime/av/binding.h"
 #include "runtime/proto/atomic_protocol.h"
+#include "runtime/proto/eager_protocol.h"
 #include "runtime/proto/match.h"
 #include "runtime/proto/message_handler.h"
 #include "runtime/proto/peer.h"
@@ -447,28 +448,13 @@ class DataPath {
     // lane's short or bcopy size, else one zero-copy active message where the lane sends from
     // the caller's buffers, else fragments.
     MessageWay way_of(const Peer &p, const SendReq &r) const noexcept;
-    // Whether an eager message of `total` bytes with these flags goes as one short or bcopy
-    // active message from `iovcnt` buffers (send_single's cases).
-    static bool fits_single(const Peer &p, size_t total, size_t iovcnt,
-                            uint32_t wire_flags) noexcept;
     // Whether r's RTS, with the segments and keys its protocol names, fits one bcopy.
     bool rts_fits(const Peer &p, const SendReq &r) const noexcept;
-    // A message above the bcopy size as one zero-copy active message from r's buffers (the
-    // same bytes as EAGER), where way_of() said kZeroCopy and r holds a send slot: kOk,
-    // kHandedOff (its completion finishes it), kNoResource, or an error.
-    transports::Status send_eager_zcopy(Peer &p, SendReq &r) noexcept;
-    // One message in one active message (short, else bcopy) straight from the caller's
-    // buffers, where fits_single() holds: kOk, kNoResource, or an error.
-    transports::Status send_single(Peer &p, const IovList &iov, uint64_t tag, uint32_t wire_flags,
-                                   uint64_t data) noexcept;
     void finish_send(SendReq *r, int error) noexcept;
     void drain(Peer &p) noexcept;
     void drain_queue(Peer &p) noexcept;  // drain() but for the gate's refresh
 
     // --- Receiving (receive.cpp; the queues and the rule: match.h) ---
-    void handle_eager(const uint8_t *data, size_t length) noexcept;
-    void handle_first(const uint8_t *data, size_t length) noexcept;
-    void handle_middle(const uint8_t *data, size_t length) noexcept;
     // Where a message (src, tagged, tag) of `len` bytes goes: the first posted receive it
     // matches (for a multi-receive buffer, a record for its part of the buffer).
     inline RecvReq *match_posted(uint32_t src, bool tagged, uint64_t tag, size_t len) noexcept;
@@ -666,10 +652,12 @@ class DataPath {
     // The protocol modules (each its own messages, its send and its handlers) reach the
     // peers, the scheduler, control messages and completions through the data path.
     friend class Wireup;
+    friend class EagerProtocol;
     friend class AtomicProtocol;
     friend class RmaProtocol;
     friend class RmaZcopyProtocol;
     Wireup wireup_{*this};
+    EagerProtocol eager_{*this};
     AtomicProtocol atomics_{*this};
     RmaProtocol rma_{*this};
     RmaZcopyProtocol rma_zcopy_{*this};

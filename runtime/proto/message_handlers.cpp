@@ -24,16 +24,13 @@ std::vector<MessageHandler> joined(std::initializer_list<std::span<const Message
 std::span<const MessageHandler> DataPath::message_handlers() noexcept {
     // Counted (true): the messages a stream is made of (trampoline's comment).
     static constexpr MessageHandler kOwn[] = {
-        row<&DataPath::handle_eager, true>(wire::kAmEager),
-        row<&DataPath::handle_first, true>(wire::kAmEagerFirst),
-        row<&DataPath::handle_middle, false>(wire::kAmEagerMiddle),
         row<&DataPath::handle_rts, false>(wire::kAmRts),
         row<&DataPath::handle_rtr, false>(wire::kAmRtr),
         row<&DataPath::handle_ats, false>(wire::kAmAts),
         row<&DataPath::handle_atp, false>(wire::kAmAtp),
         row<&DataPath::handle_rndv_data, false>(wire::kAmRndvData),
     };
-    static const std::vector<MessageHandler> kTable = joined({Wireup::handlers(), kOwn, RmaProtocol::handlers(), RmaZcopyProtocol::handlers(),
+    static const std::vector<MessageHandler> kTable = joined({Wireup::handlers(), EagerProtocol::handlers(), kOwn, RmaProtocol::handlers(), RmaZcopyProtocol::handlers(),
                                                         AtomicProtocol::handlers()});
     return kTable;
 }

@@ -276,11 +276,14 @@ void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
     unexp_pool_.put(u);
 }
 
-// The sender of a message, when `src` names a connected peer.
-void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
+
+// ---------------------------------------------------------------------------------------
+// Eager arrivals (EagerProtocol, eager_protocol.h): here, beside the functions they call.
+
+void EagerProtocol::handle_eager(const uint8_t *data, size_t length) noexcept {
     wire::EagerHdr h;
     if (length < sizeof h) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     std::memcpy(&h, data, sizeof h);
@@ -289,35 +292,35 @@ void DataPath::handle_eager(const uint8_t *data, size_t length) noexcept {
     uint64_t cq_data = 0;
     if (h.flags & wire::kHasData) {
         if (len < sizeof cq_data) {
-            ++stats_.dropped_malformed;
+            ++dp_.stats_.dropped_malformed;
             return;
         }
         std::memcpy(&cq_data, payload, sizeof cq_data);
         payload += sizeof cq_data;
         len -= sizeof cq_data;
     }
-    if (!from_connected(h.src, wire::kAmEager, data, length)) return;
+    if (!dp_.from_connected(h.src, wire::kAmEager, data, length)) return;
     const bool tagged = (h.flags & wire::kTagged) != 0;
-    if (RecvReq *r = match_posted(h.src, tagged, h.tag, len)) {
+    if (RecvReq *r = dp_.match_posted(h.src, tagged, h.tag, len)) {
         r->iov.copy_in(0, payload, len);
-        complete_recv(r, h.src, h.flags, h.tag, cq_data, len);
+        dp_.complete_recv(r, h.src, h.flags, h.tag, cq_data, len);
         return;
     }
     try {
-        UnexpMsg *u = new_unexpected(h, cq_data, len, len);
+        UnexpMsg *u = dp_.new_unexpected(h, cq_data, len, len);
         u->bytes.assign(payload, payload + len);
-        match_.add_unexpected(u);
+        dp_.match_.add_unexpected(u);
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
                      len);
     }
 }
 
-void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
+void EagerProtocol::handle_first(const uint8_t *data, size_t length) noexcept {
     wire::EagerHdr h;
     wire::FirstHdr f;
     if (length < sizeof h + sizeof f) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     std::memcpy(&h, data, sizeof h);
@@ -327,20 +330,20 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
     uint64_t cq_data = 0;
     if (h.flags & wire::kHasData) {
         if (len < sizeof cq_data) {
-            ++stats_.dropped_malformed;
+            ++dp_.stats_.dropped_malformed;
             return;
         }
         std::memcpy(&cq_data, payload, sizeof cq_data);
         payload += sizeof cq_data;
         len -= sizeof cq_data;
     }
-    if (!from_connected(h.src, wire::kAmEagerFirst, data, length)) return;
-    Peer &p = *peers_[h.src];
+    if (!dp_.from_connected(h.src, wire::kAmEagerFirst, data, length)) return;
+    Peer &p = *dp_.peers_[h.src];
     if (p.rx_recv != nullptr || p.rx_unexp != nullptr || len > f.total ||
-        f.total > cfg_.max_msg_size) {
+        f.total > dp_.cfg_.max_msg_size) {
         // A sender sends one message's fragments at a time, none beyond max_msg_size (the
         // unexpected copy would take that much memory).
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     const bool tagged = (h.flags & wire::kTagged) != 0;
@@ -350,21 +353,21 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
     p.rx_flags = h.flags;
     p.rx_tag = tagged ? h.tag : 0;
     p.rx_data = cq_data;
-    if (RecvReq *r = match_posted(h.src, tagged, h.tag, f.total)) {
+    if (RecvReq *r = dp_.match_posted(h.src, tagged, h.tag, f.total)) {
         r->iov.copy_in(0, payload, len);
         p.rx_recv = r;
-        ++partial_rx_;
+        ++dp_.partial_rx_;
         return;
     }
     try {
-        UnexpMsg *u = new_unexpected(h, cq_data, f.total, len);
+        UnexpMsg *u = dp_.new_unexpected(h, cq_data, f.total, len);
         // Grown as fragments arrive (never sized from the header: a peer's claim of a huge
         // message must not make this side allocate it before the bytes come).
         u->bytes.assign(payload, payload + len);
         u->bytes.reserve(std::min<size_t>(f.total, kUnexpectedReserve));
-        match_.add_unexpected(u);
+        dp_.match_.add_unexpected(u);
         p.rx_unexp = u;
-        ++partial_rx_;
+        ++dp_.partial_rx_;
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
                      f.total);
@@ -372,20 +375,20 @@ void DataPath::handle_first(const uint8_t *data, size_t length) noexcept {
     }
 }
 
-void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
+void EagerProtocol::handle_middle(const uint8_t *data, size_t length) noexcept {
     wire::MiddleHdr m;
     if (length < sizeof m) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     std::memcpy(&m, data, sizeof m);
-    if (!from_connected(m.src, wire::kAmEagerMiddle, data, length)) return;
-    Peer &p = *peers_[m.src];
+    if (!dp_.from_connected(m.src, wire::kAmEagerMiddle, data, length)) return;
+    Peer &p = *dp_.peers_[m.src];
     const uint8_t *payload = data + sizeof m;
     const size_t len = length - sizeof m;
     if ((p.rx_recv == nullptr && p.rx_unexp == nullptr) || m.msg_id != p.rx_msg_id ||
         m.offset != p.rx_received || len > p.rx_total - p.rx_received) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return;
     }
     p.rx_received += len;
@@ -394,8 +397,8 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
         r->iov.copy_in(m.offset, payload, len);
         if (done) {
             p.rx_recv = nullptr;
-            --partial_rx_;
-            complete_recv(r, m.src, p.rx_flags, p.rx_tag, p.rx_data, p.rx_total);
+            --dp_.partial_rx_;
+            dp_.complete_recv(r, m.src, p.rx_flags, p.rx_tag, p.rx_data, p.rx_total);
         }
         return;
     }
@@ -408,8 +411,8 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
                          "out of memory: an unexpected message of {} bytes is dropped", u->total);
             u->discarded = true;
             if (u->claimed == nullptr) {
-                match_.remove_unexpected(u);
-                if (u->claim_ctx != nullptr) claimed_.erase(u->claim_ctx);
+                dp_.match_.remove_unexpected(u);
+                if (u->claim_ctx != nullptr) dp_.claimed_.erase(u->claim_ctx);
                 u->claim_ctx = nullptr;
             }
         }
@@ -417,19 +420,32 @@ void DataPath::handle_middle(const uint8_t *data, size_t length) noexcept {
     u->received = p.rx_received;
     if (!done) return;
     p.rx_unexp = nullptr;
-    --partial_rx_;
+    --dp_.partial_rx_;
     if (RecvReq *r = u->claimed) {
         if (u->discarded) {
             r->msg_tag = u->tag;
-            complete_recv_error(r, u->src, FI_ENOMEM, 0);
+            dp_.complete_recv_error(r, u->src, FI_ENOMEM, 0);
         } else {
             r->iov.copy_in(0, u->bytes.data(), u->total);
-            complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
+            dp_.complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
         }
-        retire_unexpected(u);
+        dp_.retire_unexpected(u);
     } else if (u->discarded) {
-        retire_unexpected(u);
+        dp_.retire_unexpected(u);
     }
+}
+
+std::span<const MessageHandler> EagerProtocol::handlers() noexcept {
+    // Counted (true): the messages a stream is made of (DataPath::trampoline).
+    static constexpr MessageHandler kRows[] = {
+        DataPath::module_row<&DataPath::eager_, &EagerProtocol::handle_eager, true>(
+            wire::kAmEager),
+        DataPath::module_row<&DataPath::eager_, &EagerProtocol::handle_first, true>(
+            wire::kAmEagerFirst),
+        DataPath::module_row<&DataPath::eager_, &EagerProtocol::handle_middle, false>(
+            wire::kAmEagerMiddle),
+    };
+    return kRows;
 }
 
 }  // namespace ufi::runtime::proto

@@ -77,8 +77,8 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     if (p->state == PeerState::kConnected && p->queue.empty() && p->ctrl.empty() &&
         tx_outstanding_ < tx_size_ &&
         iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE) &&
-        p->rma_handed_off == 0 && fits_single(*p, iov.total, iov.count, wire_flags)) {
-        const transports::Status s = send_single(*p, iov, tag, wire_flags, data);
+        p->rma_handed_off == 0 && eager_.fits_single(*p, iov.total, iov.count, wire_flags)) {
+        const transports::Status s = eager_.send_single(*p, iov, tag, wire_flags, data);
         if (s == transports::kOk) {
             if (completion && cfg_.tx_cq != nullptr) {
                 Completion c{};
