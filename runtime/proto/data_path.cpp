@@ -1,6 +1,7 @@
-// The data path's life (creation, teardown), progress and completions. Peers and the
-// handshake are in wireup.cpp, the send scheduler in send_queue.cpp, messages in
-// eager_send.cpp and receive.cpp.
+// The data path's life (creation, teardown), progress and completions. The peer table is in
+// peer_table.cpp (the handshake that connects peers: wireup.h), the send scheduler in
+// send_queue.cpp (its rules: sched.h), a message's way in message_way.cpp, the receive side in
+// receive.cpp; the protocols are modules (runtime/proto/README.md).
 #include "runtime/proto/data_path.h"
 
 #include "runtime/cntr/binding.h"

@@ -429,7 +429,7 @@ class DataPath {
     // nullptr when none. A scan, on a connection-cache miss only.
     Peer *peer_listening_at(const transports::address::EndpointAddress &a) noexcept;
 
-    // --- Sending: the scheduler (send_queue.cpp), messages (eager_send.cpp) ---
+    // --- Sending: the scheduler (send_queue.cpp), a message's way (message_way.cpp) ---
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
     // the lane is full (r->offset says how far), or the lane's error.
     transports::Status push(Peer &p, SendReq &r) noexcept;
