@@ -16,6 +16,7 @@
 #include "runtime/proto/peer.h"
 #include "runtime/proto/requests.h"
 #include "runtime/proto/rma_protocol.h"
+#include "runtime/proto/rndv_protocol.h"
 #include "runtime/proto/rma_zcopy.h"
 #include "runtime/proto/rx_slip.h"
 #include "runtime/proto/sched.h"
@@ -38,7 +39,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -502,9 +502,8 @@ class DataPath {
     // Fails the peers whose UCT endpoints the transports reported broken, and destroys them.
     void handle_failures() noexcept;
 
-    // --- Rendezvous (rndv.cpp) ---
-    // Picks the peer's rendezvous protocol, transport and threshold (once, at connection).
-    void choose_rndv(Peer &p);
+    // --- Zero-copy transfers and operations in flight by id (rndv.cpp; the rendezvous
+    // protocol: rndv_protocol.h; RMA zero copy: rma_zcopy.h) ---
     // The iface of `transport` that does `kind` with registered memory; nullptr if none.
     transports::OpenIface *rma_iface(transports::TransportCode transport,
                                      transports::RmaKind kind) noexcept;
@@ -518,8 +517,6 @@ class DataPath {
     // Registers iov's buffers (up to `length` bytes) on `iface`'s memory domain.
     static bool register_buffers(const transports::OpenIface &iface, const IovList &iov,
                                  size_t length, std::vector<transports::LocalRegion> &out) noexcept;
-    // Sends RTS for r, where rts_fits() holds (kOk, kNoResource: again later, or an error).
-    transports::Status start_rndv_send(Peer &p, SendReq &r) noexcept;
     // Gives r a slot in the table of operations the peer answers by id (rndv_sends_); false
     // when memory runs out.
     bool take_send_slot(SendReq &r) noexcept;
@@ -532,19 +529,9 @@ class DataPath {
     void send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept;
     // Sends queued control messages; false while the lane has no room.
     bool drain_ctrl(Peer &p) noexcept;
-    bool parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, uint64_t &cq_data,
-                   RtsInfo &info) noexcept;
-    void handle_rts(const uint8_t *data, size_t length) noexcept;
-    // A receive matched an RTS: moves the data in by the protocol both sides can do.
-    void start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
-                         uint64_t cq_data, RtsInfo &info) noexcept;
     bool unpack_keys(Peer &p, const RtsInfo &info, std::vector<transports::PeerKey> &keys) noexcept;
     void issue_gets(RecvReq *r) noexcept;
     void gets_done(RecvReq *r) noexcept;
-    bool send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
-    // SPLIT (wire.h), when this GET qualifies: RTR for the part behind the split point, then
-    // the gets before it. false: nothing was sent (a plain GET follows).
-    bool start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept;
     // RTR (kRndvPut, or kRndvSplit with `from` > 0) in `m` (byte 0 its AM id): [iov, +length)
     // registered on `oi` into `regions`, its bytes from `from` on named as segments with
     // their packed keys, for `oi`'s transport. false (and nothing registered) when a buffer
@@ -553,24 +540,11 @@ class DataPath {
                        size_t length, std::vector<transports::LocalRegion> &regions,
                        uint64_t send_id, uint64_t recv_id,
                        std::vector<uint8_t> &m, size_t from = 0) noexcept;
-    void send_rtr_am(Peer &p, RecvReq *r) noexcept;
-    void finish_rndv_recv(RecvReq *r) noexcept;
-    void handle_rtr(const uint8_t *data, size_t length) noexcept;
     void issue_puts(SendReq *r) noexcept;
     void puts_done(SendReq *r) noexcept;
     // An AckHdr message (ATS, ATP, RMA_ACK, RMA_WRITE_DONE) in `a`: false (dropped, counted)
     // when malformed or from no connected peer.
     bool parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept;
-    void handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept;
-    void handle_ats(const uint8_t *data, size_t length) noexcept {
-        handle_ack(wire::kAmAts, data, length);
-    }
-    void handle_atp(const uint8_t *data, size_t length) noexcept {
-        handle_ack(wire::kAmAtp, data, length);
-    }
-    void handle_rndv_data(const uint8_t *data, size_t length) noexcept;
-    // kRndvAm: the data after RTR, from the peer's send queue.
-    transports::Status push_rndv_data(Peer &p, SendReq &r) noexcept;
     // Gets and puts a full lane refused, issued again from progress.
     unsigned retry_rndv() noexcept;
     // The peer failed: its rendezvous transfers complete with its error (those with zero-copy
@@ -613,19 +587,15 @@ class DataPath {
     void write_completion(const Completion &c) noexcept;
     bool write_now(const Completion &c) noexcept;  // false: the CQ is full
 
-    // The active messages this data path receives (message_handlers.cpp): its own rows and
-    // each protocol module's (MessageHandler). A new message is an id in wire.h and one row in
+    // The active messages this data path receives (message_handlers.cpp): each protocol
+    // module's rows (MessageHandler), joined. A new message is an id in wire.h and one row in
     // the table of the module that handles it.
     static std::span<const MessageHandler> message_handlers() noexcept;
-    // The handler a row names: member H of the data path (Module: nullptr) or of the protocol
-    // module the data path holds in member Module.
+    // The handler a row names: member H of the protocol module the data path holds in member
+    // Module.
     template <auto Module, auto H>
     static void call(DataPath &dp, const uint8_t *data, size_t length) noexcept {
-        if constexpr (std::is_same_v<decltype(Module), std::nullptr_t>) {
-            (dp.*H)(data, length);
-        } else {
-            ((dp.*Module).*H)(data, length);
-        }
+        ((dp.*Module).*H)(data, length);
     }
     // UCT calls it with the DataPath as arg. kCounted: the messages a stream is made of
     // (eager messages and the first fragments of longer ones, writes, atomics) are counted
@@ -640,10 +610,6 @@ class DataPath {
         call<Module, H>(*dp, static_cast<const uint8_t *>(data), length);
         return transports::Status::kOk;
     }
-    template <auto H, bool kCounted>
-    static constexpr MessageHandler row(uint8_t id) noexcept {
-        return {id, &call<nullptr, H>, &trampoline<nullptr, H, kCounted>};
-    }
     template <auto Module, auto H, bool kCounted>
     static constexpr MessageHandler module_row(uint8_t id) noexcept {
         return {id, &call<Module, H>, &trampoline<Module, H, kCounted>};
@@ -653,11 +619,13 @@ class DataPath {
     // peers, the scheduler, control messages and completions through the data path.
     friend class Wireup;
     friend class EagerProtocol;
+    friend class RndvProtocol;
     friend class AtomicProtocol;
     friend class RmaProtocol;
     friend class RmaZcopyProtocol;
     Wireup wireup_{*this};
     EagerProtocol eager_{*this};
+    RndvProtocol rndv_{*this};
     AtomicProtocol atomics_{*this};
     RmaProtocol rma_{*this};
     RmaZcopyProtocol rma_zcopy_{*this};
@@ -699,16 +667,6 @@ class DataPath {
 
     // Rendezvous in flight, by the id their peer names them with (slot 0: none).
     std::vector<SendReq *> rndv_sends_;
-    // Where start_rndv_send() builds an RTS (kept between sends: no allocation once grown).
-    struct RtsScratch {
-        std::vector<wire::Segment> segs;
-        std::vector<uint8_t> keys;
-        std::vector<uint8_t> one_key;
-        std::vector<uint8_t> msg;
-    } rts_scratch_;
-    // Where handle_rts() parses an RTS (likewise kept), and whether a handling uses it now.
-    RtsInfo rts_in_;
-    bool rts_in_busy_ = false;
     std::vector<uint32_t> free_send_slots_;
     std::vector<RecvReq *> rndv_recvs_;
     std::vector<uint32_t> free_recv_slots_;

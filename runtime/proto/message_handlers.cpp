@@ -1,6 +1,7 @@
-// The one table of the active messages a data path receives: UCT calls each row's trampoline
-// (installed at fi_enable), and messages held while their peer was connecting, or given by
-// the tests, go through the same rows (deliver()).
+// The one table of the active messages a data path receives: each protocol module's rows
+// (handlers()), joined. UCT calls each row's trampoline (installed at fi_enable), and messages
+// held while their peer was connecting, or given by the tests, go through the same rows
+// (deliver()).
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 
@@ -11,8 +12,8 @@ namespace ufi::runtime::proto {
 
 namespace {
 
-// The data path's own rows and each module's, in one table (built once: fi_enable installs
-// them, deliver() searches them; UCT calls the trampolines directly).
+// The modules' rows in one table (built once: fi_enable installs them, deliver() searches
+// them; UCT calls the trampolines directly).
 std::vector<MessageHandler> joined(std::initializer_list<std::span<const MessageHandler>> parts) {
     std::vector<MessageHandler> all;
     for (std::span<const MessageHandler> p : parts) all.insert(all.end(), p.begin(), p.end());
@@ -22,16 +23,10 @@ std::vector<MessageHandler> joined(std::initializer_list<std::span<const Message
 }  // namespace
 
 std::span<const MessageHandler> DataPath::message_handlers() noexcept {
-    // Counted (true): the messages a stream is made of (trampoline's comment).
-    static constexpr MessageHandler kOwn[] = {
-        row<&DataPath::handle_rts, false>(wire::kAmRts),
-        row<&DataPath::handle_rtr, false>(wire::kAmRtr),
-        row<&DataPath::handle_ats, false>(wire::kAmAts),
-        row<&DataPath::handle_atp, false>(wire::kAmAtp),
-        row<&DataPath::handle_rndv_data, false>(wire::kAmRndvData),
-    };
-    static const std::vector<MessageHandler> kTable = joined({Wireup::handlers(), EagerProtocol::handlers(), kOwn, RmaProtocol::handlers(), RmaZcopyProtocol::handlers(),
-                                                        AtomicProtocol::handlers()});
+    static const std::vector<MessageHandler> kTable =
+        joined({Wireup::handlers(), EagerProtocol::handlers(), RndvProtocol::handlers(),
+                RmaProtocol::handlers(), RmaZcopyProtocol::handlers(),
+                AtomicProtocol::handlers()});
     return kTable;
 }
 

@@ -49,7 +49,7 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
     }
     if (!r.started && way == MessageWay::kRendezvous) {
         r.announcing = true;
-        const transports::Status s = start_rndv_send(p, r);
+        const transports::Status s = rndv_.start_send(p, r);
         r.announcing = false;
         if (s != transports::kOk) return s;  // kNoResource keeps the slot for the retry
         r.started = true;
@@ -57,7 +57,7 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
         if (!r.streaming) return kHandedOff;
         // AM protocol over self: RTR came back inside the call; the data goes now.
     }
-    if (r.streaming) return push_rndv_data(p, r);
+    if (r.streaming) return rndv_.push_data(p, r);
     return eager_.push(p, r, way);
 }
 

@@ -84,7 +84,7 @@ void DataPath::deliver_unexpected(RecvReq *r, UnexpMsg *u) noexcept {
             complete_recv_error(r, src, FI_ECONNRESET, 0);
             return;
         }
-        start_rndv_recv(r, src, wire_flags, tag, data, info);
+        rndv_.start_recv(r, src, wire_flags, tag, data, info);
         return;
     }
     if (u->received == u->total) {

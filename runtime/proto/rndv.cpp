@@ -1,17 +1,14 @@
-// Rendezvous (wire.h): a message above the peer's threshold is announced with RTS and moved
-// once a receive matches it: the receiver reads the sender's buffers (GET: cma here, RDMA
-// elsewhere), or the sender writes the receiver's (PUT: tcp), or, where neither exists, the
-// sender streams it in active messages into the matched buffer (AM). No copy through an
-// unexpected buffer either way, and the receive buffer is known before a byte moves.
-//
-// Over `self` the whole exchange runs inside the sender's RTS call (each handler sends the
-// next message at once); a send being announced is therefore never finished under that call
-// (SendReq::announcing), its caller finishes it.
+// The zero-copy transfers under the rendezvous protocol (rndv_protocol.h) and RMA zero copy
+// (rma_zcopy.h): the table of operations in flight by id (send slots, receive slots), the gets
+// a receiver issues and the puts a sender (or an RMA target) issues, their completions, the
+// ones a full lane refused (retried from progress), and what a peer's failure does to them.
+// The acknowledgement messages' parsing (ATS, ATP, RMA_ACK, RMA_WRITE_DONE) is here too.
 #include "runtime/cntr/binding.h"
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/fast_path.h"
+#include "runtime/proto/iov_segments.h"
 #include "runtime/proto/wire.h"
 #include "transports/status.h"
 
@@ -27,230 +24,10 @@ namespace ufi::runtime::proto {
 using log::Subsys;
 namespace tx = transports;
 
-namespace {
-
-// Without a zero-copy transport, rendezvous still spares the unexpected copy (and memory) of a
-// large message: from here on.
-constexpr size_t kAmRndvThresh = 256 * 1024;
-// The automatic threshold never exceeds this (estimates are rough; large messages should not
-// sit in unexpected buffers).
-constexpr size_t kMaxAutoRndvThresh = 4 * 1024 * 1024;
-// Nor goes below this for PUT (tcp), whose data moves only after a round trip on the AM lane
-// (RTS, RTR; for a write, its request and RTR). UCT estimates tcp on a device of unknown speed
-// (loopback, most VMs) at ~12 MB/s, which puts the formula's crossover below one bcopy; measured
-// on loopback (ufi_perf tag_lat/tag_bw, put_lat/put_bw, UFI_TLS=tcp) the crossover lies between
-// 24 KiB (streaming) and 64 KiB (ping-pong).
-constexpr size_t kMinAutoPutRndvThresh = 32 * 1024;
-
-// The local buffers of `iov` between [at, at + len), as UCT iovs (at most `max` of them), each
-// with its registration when `regions` has one; returns how many bytes they cover.
-size_t slice(const IovList &iov, size_t at, size_t len,
-             const std::vector<tx::LocalRegion> &regions, tx::Iov *out, size_t max, size_t &n) {
-    n = 0;
-    size_t covered = 0;
-    for (size_t i = 0; i < iov.count && covered < len && n < max; ++i) {
-        if (at >= iov.v[i].len) {
-            at -= iov.v[i].len;
-            continue;
-        }
-        const size_t take = std::min(iov.v[i].len - at, len - covered);
-        out[n] = tx::make_iov(iov.v[i].base + at, take);
-        if (i < regions.size()) out[n].memh = regions[i].memh();
-        ++n;
-        covered += take;
-        at = 0;
-    }
-    return covered;
-}
-
-// The non-empty buffers of `iov` within its bytes [from, length), as wire segments, into
-// `segs` (cleared first; its capacity kept).
-void segments_into(const IovList &iov, size_t length, std::vector<wire::Segment> &segs,
-                   size_t from = 0) {
-    segs.clear();
-    size_t at = 0;  // where iov.v[i] starts in the message
-    for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
-        const size_t begin = std::max(at, from);
-        const size_t end = std::min(at + iov.v[i].len, length);
-        if (begin >= end) continue;
-        segs.push_back({reinterpret_cast<uint64_t>(iov.v[i].base) + (begin - at), end - begin});
-    }
-}
-
-std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t from = 0) {
-    std::vector<wire::Segment> segs;
-    segments_into(iov, length, segs, from);
-    return segs;
-}
-
-const char *protocol_name(uint8_t protocol) {
-    switch (protocol) {
-        case wire::kRndvGet: return "GET";
-        case wire::kRndvPut: return "PUT";
-        case wire::kRndvSplit: return "SPLIT";
-        default: return "AM";
-    }
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------
-// Protocol, transport and threshold (per peer, at connection)
+// Operations in flight, by the id their peer names them with (send and receive slots)
 
-void DataPath::choose_rndv(Peer &p) {
-    if (p.rndv_chosen) return;
-    p.rndv_chosen = true;
-    const auto &ifaces = worker_->ifaces();
-    // GET first: the receiver, who knows the buffer, moves the data in one step.
-    for (tx::RmaKind kind : {tx::RmaKind::kGet, tx::RmaKind::kPut}) {
-        const tx::LaneChoice c =
-            tx::choose_rma_lane(*worker_, p.address, kind, &p.lane);
-        if (c.iface == SIZE_MAX) continue;
-        p.rndv_protocol = kind == tx::RmaKind::kGet ? wire::kRndvGet : wire::kRndvPut;
-        p.rma_iface = c.iface;
-        p.rma_record = c.record;
-        break;
-    }
-    if (p.rma_iface == SIZE_MAX) p.rndv_protocol = wire::kRndvAm;
-
-    const size_t floor = p.lane.max_bcopy();
-    if (cfg_.rndv_thresh != 0) {
-        p.rndv_thresh = cfg_.rndv_thresh;
-    } else if (p.rndv_protocol == wire::kRndvAm) {
-        p.rndv_thresh = std::max(floor, kAmRndvThresh);
-    } else if (p.rndv_protocol == wire::kRndvGet && ifaces[p.rma_iface]->copies_on_cpu) {
-        // A zero copy the CPU makes (cma, knem) costs a system call, a fraction of the 2 us
-        // UCT's estimates give cma's overhead, which put the formula below at 30 KiB. Measured
-        // (docs/performance.md, "The rendezvous threshold over cma"), a message that needs a
-        // second bcopy goes faster by rendezvous: 16 KiB one way 2.6 -> 2.0-2.2 us (ufi_perf,
-        // Open MPI), writes and reads likewise; streams of 9-16 KiB lose a tenth to a fifth
-        // of their rate, larger ones gain. (UCP's own latency there is a rendezvous's too.)
-        p.rndv_thresh = floor;
-    } else {
-        // (RMA takes this; messages may stay eager above it, below.)
-        // Where moving the data once (zero copy) beats moving it twice (copied into and out
-        // of the AM lane) by more than the rendezvous's fixed cost: a round trip more on the
-        // AM lane and the zero-copy call's own overhead and latency.
-        const transports::PerfEstimate &rma = ifaces[p.rma_iface]->caps.perf;
-        const transports::PerfEstimate &am = p.lane.iface().caps.perf;
-        const double am_bw = std::max(am.bandwidth_dedicated + am.bandwidth_shared, 1e6);
-        const double rma_bw = std::max(rma.bandwidth_dedicated + rma.bandwidth_shared, 1e6);
-        const double fixed = 2 * am.latency_s + rma.overhead_s + rma.latency_s;
-        const double gain = 2 / am_bw - 1 / rma_bw;  // seconds per byte saved
-        double thresh = gain > 0 ? fixed / gain : double(kMaxAutoRndvThresh);
-        const size_t low = p.rndv_protocol == wire::kRndvPut ? std::max(floor, kMinAutoPutRndvThresh)
-                                                             : floor;
-        thresh = std::clamp(thresh, double(low), double(kMaxAutoRndvThresh));
-        p.rndv_thresh = static_cast<size_t>(thresh);
-    }
-    p.rma_thresh = p.rndv_thresh;
-    // A lane that sends a message from the application's buffers in one zero-copy active
-    // message (tcp: up to 64 KiB) moves it once, as rendezvous would, without its round trip:
-    // messages that fit stay eager. (RMA has no such eager form: it keeps the threshold.)
-    const size_t zcopy_max = p.lane.max_zcopy_payload(sizeof(wire::EagerHdr) + sizeof(uint64_t));
-    if (cfg_.rndv_thresh == 0 && zcopy_max > p.rndv_thresh) {
-        p.rndv_thresh = std::min(zcopy_max, kMaxAutoRndvThresh);
-    }
-    refresh_eager_gate(p);  // (the rendezvous threshold bounds the short way)
-    const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
-    // (SPLIT is the receiver's choice: this side's setting, for what it receives.)
-    const bool split = p.rndv_protocol == wire::kRndvGet && cfg_.rndv_split != 0 &&
-                       ifaces[p.rma_iface]->copies_on_cpu;
-    UFI_LOG(level, Subsys::EpData,
-            "protocols to peer {}: active messages over {} (short {} B, bcopy {} B, zero-copy "
-            "{} B); messages above {} B by rendezvous {}{}{}; RMA zero copy from {} B",
-            tx::address::describe(p.address), p.lane.resource().label(), p.lane.max_short(),
-            p.lane.max_bcopy(), zcopy_max, p.rndv_thresh, protocol_name(p.rndv_protocol),
-            p.rma_iface != SIZE_MAX ? " over " + ifaces[p.rma_iface]->resource->label()
-                                    : std::string(" (streamed active messages)"),
-            split ? ", copied by both sides from " + std::to_string(cfg_.rndv_split) + " B"
-                  : std::string(),
-            p.rma_thresh);
-}
-
-// ---------------------------------------------------------------------------------------
-// Sender: RTS
-
-tx::Status DataPath::start_rndv_send(Peer &p, SendReq &r) noexcept {
-    try {
-        if (r.rndv_slot == 0) {  // a retry after a full lane keeps its slot and registrations
-            if (!take_send_slot(r)) return transports::Status::kNoMemory;
-            r.rndv = true;
-            r.rndv_protocol = p.rndv_protocol;
-            r.recv_id = 0;
-            r.length = 0;
-            r.streaming = false;
-            r.done = false;
-            r.put_base = 0;
-            r.split_copied = false;
-            r.split_acked = false;
-            if (r.iov.total == 0) {
-                r.rndv_protocol = wire::kRndvAm;  // nothing to read (FI_DELIVERY_COMPLETE)
-            } else if (p.rndv_protocol == wire::kRndvGet &&
-                       !register_buffers(*worker_->ifaces()[p.rma_iface], r.iov, r.iov.total,
-                                         r.regions)) {
-                r.rndv_protocol = wire::kRndvAm;  // the receiver asks for the data instead
-            }
-        }
-        const bool get = r.rndv_protocol == wire::kRndvGet;
-        // The message is built in the data path's scratch buffers, whose capacity stays: an
-        // RTS allocates nothing once they have grown (it is packed out before send_bcopy
-        // returns, so a rendezvous started inside that call, over `self`, may reuse them).
-        const tx::OpenIface *zcopy =
-            r.rndv_protocol != wire::kRndvAm ? worker_->ifaces()[p.rma_iface].get() : nullptr;
-        std::vector<wire::Segment> &segs = rts_scratch_.segs;
-        std::vector<uint8_t> &keys = rts_scratch_.keys;
-        std::vector<uint8_t> &one = rts_scratch_.one_key;
-        std::vector<uint8_t> &m = rts_scratch_.msg;
-        segs.clear();
-        keys.clear();
-        m.clear();
-        uint16_t rkey_len = 0;
-        if (get) {
-            segments_into(r.iov, r.iov.total, segs);
-            for (size_t i = 0; i < r.iov.count; ++i) {
-                if (r.iov.v[i].len == 0) continue;
-                const tx::Status s = r.regions[i].pack(one);
-                if (s != transports::Status::kOk) return s;
-                rkey_len = static_cast<uint16_t>(one.size());
-                keys.insert(keys.end(), one.begin(), one.end());
-            }
-        }
-        const bool has_data = (r.wire_flags & wire::kHasData) != 0;
-        m.reserve(1 + sizeof(wire::EagerHdr) + 8 + sizeof(wire::RtsHdr) +
-                  segs.size() * sizeof(wire::Segment) + keys.size());
-        m.push_back(wire::kAmRts);
-        const wire::EagerHdr h{r.tag, p.remote_idx, r.wire_flags};
-        append_bytes(m, &h, sizeof h);
-        if (has_data) append_bytes(m, &r.data, sizeof r.data);
-        wire::RtsHdr rts{};
-        rts.total = r.iov.total;
-        rts.send_id = r.rndv_slot;
-        rts.protocol = r.rndv_protocol;
-        rts.segments = static_cast<uint8_t>(segs.size());
-        rts.transport = zcopy != nullptr ? zcopy->code : tx::kNoTransport;
-        rts.rkey_len = rkey_len;
-        // The receiver may have us write part (SPLIT) where we can write over that transport.
-        if (get && zcopy->copies_on_cpu && rma_iface(zcopy->code, tx::RmaKind::kPut) != nullptr &&
-            tx::zcopy_permitted(*zcopy)) {
-            rts.flags = wire::kRtsSenderPuts;
-        }
-        append_bytes(m, &rts, sizeof rts);
-        append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
-        append_bytes(m, keys.data(), keys.size());
-        if (m.size() - 1 > p.lane.max_bcopy()) {
-            // (rts_fits() decided it does: a mismatch is a bug of ours, reported as one.)
-            UFI_LOG_ERROR(Subsys::EpData, "an RTS of {} bytes exceeds the lane's {}",
-                          m.size() - 1, p.lane.max_bcopy());
-            return transports::Status::kExceedsLimit;
-        }
-        const tx::Status sent = status_of_bcopy(p.lane.send_bcopy(wire::kAmRts, pack_after_id, &m));
-        if (sent == tx::kOk) ++stats_.rndv_sends;  // (not the tries a full lane refused)
-        return sent;
-    } catch (const std::bad_alloc &) {
-        return transports::Status::kNoMemory;
-    }
-}
 
 bool DataPath::take_send_slot(SendReq &r) noexcept {
     try {
@@ -309,169 +86,10 @@ RecvReq *DataPath::recv_by_id(uint64_t id, uint32_t peer) noexcept {
 }
 
 // ---------------------------------------------------------------------------------------
-// Receiver: RTS, and moving the data in
+// Gets (a rendezvous receiver's), and the memory a receiver or RMA target lets be put into
 
-bool DataPath::parse_rts(const uint8_t *data, size_t length, wire::EagerHdr &h, uint64_t &cq_data,
-                         RtsInfo &info) noexcept {
-    if (length < sizeof h) return false;
-    std::memcpy(&h, data, sizeof h);
-    size_t at = sizeof h;
-    cq_data = 0;
-    if (h.flags & wire::kHasData) {
-        if (length < at + sizeof cq_data) return false;
-        std::memcpy(&cq_data, data + at, sizeof cq_data);
-        at += sizeof cq_data;
-    }
-    wire::RtsHdr rts;
-    if (length < at + sizeof rts) return false;
-    std::memcpy(&rts, data + at, sizeof rts);
-    at += sizeof rts;
-    if (rts.segments > wire::kMaxRndvSegments || rts.send_id == 0) return false;
-    switch (rts.protocol) {
-        case wire::kRndvGet:
-            if (rts.segments == 0 || rts.transport == tx::kNoTransport) return false;
-            break;
-        case wire::kRndvPut:
-            if (rts.segments != 0 || rts.transport == tx::kNoTransport) return false;
-            break;
-        case wire::kRndvAm:
-            if (rts.segments != 0 || rts.transport != tx::kNoTransport) return false;
-            break;
-        default: return false;
-    }
-    const size_t need = size_t{rts.segments} * (sizeof(wire::Segment) + rts.rkey_len);
-    if (length != at + need) return false;
-    try {
-        info.total = rts.total;
-        info.send_id = rts.send_id;
-        info.protocol = rts.protocol;
-        info.flags = rts.flags;
-        info.rkey_len = rts.rkey_len;
-        info.segments.resize(rts.segments);
-        uint64_t sum = 0;
-        for (size_t i = 0; i < rts.segments; ++i) {
-            std::memcpy(&info.segments[i], data + at, sizeof(wire::Segment));
-            at += sizeof(wire::Segment);
-            if (info.segments[i].len == 0 || info.segments[i].len > rts.total - sum) return false;
-            sum += info.segments[i].len;
-        }
-        if (rts.protocol == wire::kRndvGet && sum != rts.total) return false;
-        info.transport = rts.transport;
-        info.rkeys.assign(data + at, data + length);
-    } catch (const std::bad_alloc &) {
-        return false;
-    }
-    return true;
-}
 
-void DataPath::handle_rts(const uint8_t *data, size_t length) noexcept {
-    // Parsed into the data path's scratch record, whose vectors keep their capacity (an RTS
-    // allocates nothing once they have grown); an RTS handled inside another's handling (over
-    // `self` a whole exchange can run inside one call) takes a record of its own.
-    RtsInfo nested;
-    const bool outer = !rts_in_busy_;
-    RtsInfo &info = outer ? rts_in_ : nested;
-    rts_in_busy_ = true;
-    struct Release {
-        bool &busy;
-        bool outer;
-        ~Release() {
-            if (outer) busy = false;
-        }
-    } release{rts_in_busy_, outer};
-    wire::EagerHdr h;
-    uint64_t cq_data = 0;
-    if (!parse_rts(data, length, h, cq_data, info) || info.total > cfg_.max_msg_size) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    if (!from_connected(h.src, wire::kAmRts, data, length)) return;
-    const bool tagged = (h.flags & wire::kTagged) != 0;
-    if (RecvReq *r = match_posted(h.src, tagged, h.tag, info.total)) {
-        start_rndv_recv(r, h.src, h.flags, h.tag, cq_data, info);
-        return;
-    }
-    try {
-        // Nothing arrives later: the data waits at the sender.
-        UnexpMsg *u = new_unexpected(h, cq_data, info.total, info.total);
-        u->bytes.clear();
-        u->rts = true;
-        std::swap(u->rts_info, info);  // (the record's old buffers become the scratch's)
-        match_.add_unexpected(u);
-    } catch (const std::bad_alloc &) {
-        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous announcement is dropped");
-    }
-}
 
-void DataPath::start_rndv_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uint64_t tag,
-                               uint64_t cq_data, RtsInfo &info) noexcept {
-    Peer &p = *peers_[src];
-    r->msg_tag = tag;
-    if (p.state != PeerState::kConnected) {  // it failed since it announced the message
-        complete_recv_error(r, src, p.fail_status != 0 ? -p.fail_status : FI_EIO, 0);
-        return;
-    }
-    try {
-        if (!free_recv_slots_.empty()) {
-            r->rndv_slot = free_recv_slots_.back();
-            free_recv_slots_.pop_back();
-            rndv_recvs_[r->rndv_slot] = r;
-        } else {
-            if (rndv_recvs_.empty()) rndv_recvs_.push_back(nullptr);  // slot 0: none
-            r->rndv_slot = static_cast<uint32_t>(rndv_recvs_.size());
-            rndv_recvs_.push_back(r);
-        }
-    } catch (const std::bad_alloc &) {
-        send_ack(p, wire::kAmAts, info.send_id, -FI_ENOMEM);
-        complete_recv_error(r, src, FI_ENOMEM, 0);
-        return;
-    }
-    r->rndv = true;
-    r->peer = src;
-    r->send_id = info.send_id;
-    r->wire_flags = wire_flags;
-    r->msg_tag = tag;
-    r->data = cq_data;
-    r->total = info.total;
-    r->length = std::min<size_t>(info.total, r->iov.total);
-    r->received = 0;
-    r->issued = 0;
-    r->get_end = r->length;
-    r->split_copied = false;
-    r->split_acked = false;
-    r->status = 0;
-    r->comp.uct.count = 0;
-    r->comp.uct.status = transports::Status::kOk;
-    r->comp.owner = this;
-    r->comp.req = r;
-    if (r->length == 0) {
-        // Nothing to move (the buffer is empty): done, and the sender may finish.
-        r->rndv_protocol = wire::kRndvGet;
-        const uint32_t slot = r->rndv_slot;
-        send_ack(p, wire::kAmAts, info.send_id, 0);
-        if (rndv_recvs_[slot] == r) finish_rndv_recv(r);  // (else the ack failed the peer,
-        return;                                           // which finished it)
-    }
-    if (info.protocol == wire::kRndvGet && open_rma(p, info.transport, tx::RmaKind::kGet) &&
-        unpack_keys(p, info, r->keys) &&
-        (!p.rma.iface().md_needs_memh ||
-         register_buffers(p.rma.iface(), r->iov, r->length, r->regions))) {
-        r->rndv_protocol = wire::kRndvGet;
-        r->segments.swap(info.segments);  // (the record's old capacity becomes the scratch's)
-        ++stats_.rndv_get;
-        if (!start_split(p, r, info)) issue_gets(r);
-        return;
-    }
-    r->keys.clear();
-    // PUT, or a GET this side cannot do: the sender is asked to write instead, when its
-    // transport is ours too; else to stream the data.
-    if (info.protocol != wire::kRndvAm && send_rtr_put(p, r, info)) {
-        ++stats_.rndv_put;
-        return;
-    }
-    ++stats_.rndv_am;
-    send_rtr_am(p, r);
-}
 
 bool DataPath::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey> &keys) noexcept {
     try {
@@ -560,50 +178,10 @@ void DataPath::gets_done(RecvReq *r) noexcept {
         if (!r->split_acked && p.state != PeerState::kFailed) return;
         if (r->status == 0) r->received = r->length;
     }
-    finish_rndv_recv(r);
+    rndv_.finish_recv(r);
 }
 
-bool DataPath::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
-    if (cfg_.rndv_split == 0 || r->length < cfg_.rndv_split ||
-        !(info.flags & wire::kRtsSenderPuts)) {
-        return false;
-    }
-    // Both halves over one transport: the sender writes with the interface we read with, one
-    // whose copies the CPU makes.
-    const tx::OpenIface *oi = zcopy_iface(p, info.transport, tx::RmaKind::kPut);
-    if (oi == nullptr || oi != &p.rma.iface() || !oi->copies_on_cpu) return false;
-    // On a page boundary: no page is pinned by both copies.
-    const size_t split = (r->length / 2) & ~size_t{4095};
-    if (split == 0) return false;
-    std::vector<tx::LocalRegion> regions;
-    std::vector<uint8_t> m;
-    if (!build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot, m, split)) {
-        return false;  // (the GET's own registrations stay)
-    }
-    r->regions.swap(regions);  // the same interface's: they serve our gets too
-    r->rndv_protocol = wire::kRndvSplit;
-    r->get_end = split;
-    ++stats_.rndv_split;
-    // RTR first: the sender copies its part while we copy ours.
-    const uint32_t slot = r->rndv_slot;
-    send_ctrl(p, std::move(m));
-    if (rndv_recvs_[slot] != r) return true;  // sending failed the peer, which finished it
-    issue_gets(r);
-    return true;
-}
 
-bool DataPath::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
-    // Only registration happens here: the sender connects and writes.
-    const tx::OpenIface *oi = zcopy_iface(p, info.transport, tx::RmaKind::kPut);
-    std::vector<uint8_t> m;
-    if (oi == nullptr ||
-        !build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot, m)) {
-        return false;
-    }
-    r->rndv_protocol = wire::kRndvPut;
-    send_ctrl(p, std::move(m));
-    return true;
-}
 
 bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &iov, size_t length,
                              std::vector<tx::LocalRegion> &regions, uint64_t send_id,
@@ -649,164 +227,11 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
     }
 }
 
-void DataPath::send_rtr_am(Peer &p, RecvReq *r) noexcept {
-    r->rndv_protocol = wire::kRndvAm;
-    try {
-        std::vector<uint8_t> m;
-        m.reserve(1 + sizeof(wire::RtrHdr));
-        m.push_back(wire::kAmRtr);
-        wire::RtrHdr h{};
-        h.src = p.remote_idx;
-        h.protocol = wire::kRndvAm;
-        h.send_id = r->send_id;
-        h.recv_id = r->rndv_slot;
-        h.length = r->length;
-        append_bytes(m, &h, sizeof h);
-        send_ctrl(p, std::move(m));
-    } catch (const std::bad_alloc &) {
-        r->status = -FI_ENOMEM;
-        const uint32_t slot = r->rndv_slot;
-        send_ack(p, wire::kAmAts, r->send_id, r->status);
-        if (rndv_recvs_[slot] == r) finish_rndv_recv(r);  // (else the ack failed the peer)
-    }
-}
 
-void DataPath::finish_rndv_recv(RecvReq *r) noexcept {
-    const uint32_t src = r->peer;
-    const int status = r->status;
-    rndv_recvs_[r->rndv_slot] = nullptr;
-    try {
-        free_recv_slots_.push_back(r->rndv_slot);
-    } catch (const std::bad_alloc &) {
-        // The slot is not reused; the table only grows.
-    }
-    r->rndv_slot = 0;
-    r->rndv = false;
-    r->regions.clear();
-    r->keys.clear();
-    r->segments.clear();
-    if (status != 0) {
-        complete_recv_error(r, src, -status, r->received);
-        return;
-    }
-    complete_recv(r, src, r->wire_flags, r->msg_tag, r->data, r->total);
-}
 
 // ---------------------------------------------------------------------------------------
-// Sender: RTR (then puts or streamed data), ATS; receiver: ATP, RNDV_DATA
+// Puts (a rendezvous sender's, an RMA target's), and the acknowledgements' parsing
 
-void DataPath::handle_rtr(const uint8_t *data, size_t length) noexcept {
-    wire::RtrHdr h;
-    if (length < sizeof h) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    std::memcpy(&h, data, sizeof h);
-    const size_t need = size_t{h.segments} * (sizeof(wire::Segment) + h.rkey_len);
-    const bool split = h.protocol == wire::kRndvSplit;
-    const bool put_rtr = h.protocol == wire::kRndvPut || split;
-    if (length != sizeof h + need || h.segments > wire::kMaxRndvSegments || h.recv_id == 0 ||
-        (!put_rtr &&
-         (h.protocol != wire::kRndvAm || h.segments != 0 || h.transport != tx::kNoTransport)) ||
-        (put_rtr && (h.segments == 0 || h.transport == tx::kNoTransport))) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    if (!from_connected(h.src, wire::kAmRtr, data, length)) return;
-    Peer &p = *peers_[h.src];
-    SendReq *r = send_by_id(h.send_id, h.src);
-    // (An RMA write the target lets us put (kRmaInitiatorPuts) takes all of it, or nothing.
-    // SPLIT answers a message we offered to GET, over the transport we offered.)
-    const bool write = r != nullptr && r->op == SendOp::kWrite;
-    if (r == nullptr || r->recv_id != 0 || h.length == 0 || h.length > r->iov.total ||
-        (r->op != SendOp::kMessage && (!write || split || !put_rtr || h.length != r->iov.total ||
-                                       r->rndv_protocol != wire::kRndvPut)) ||
-        (split && (r->rndv_protocol != wire::kRndvGet || p.rma_iface == SIZE_MAX))) {
-        ++stats_.dropped_malformed;  // unknown, answered twice, or a length it cannot take
-        return;
-    }
-    r->recv_id = h.recv_id;
-    r->length = h.length;
-    r->rndv_protocol = h.protocol;
-    r->put_base = 0;
-    if (put_rtr) {
-        bool ok = false;
-        try {
-            const uint8_t *at = data + sizeof h;
-            r->remote.resize(h.segments);
-            std::memcpy(r->remote.data(), at, h.segments * sizeof(wire::Segment));
-            at += h.segments * sizeof(wire::Segment);
-            RtsInfo keys;
-            keys.segments = r->remote;
-            keys.rkey_len = h.rkey_len;
-            keys.rkeys.assign(at, data + length);
-            uint64_t sum = 0;
-            bool sane = true;
-            for (const auto &s : r->remote) {
-                sane = sane && s.len != 0 && s.len <= h.length - sum;
-                if (sane) sum += s.len;
-            }
-            if (split) {
-                // Ours from the split point on; the receiver reads the rest through the
-                // registrations RTS named, which stay.
-                r->put_base = h.length - sum;
-                if (!sane || r->put_base == 0 || sum == 0 ||
-                    h.transport != worker_->ifaces()[p.rma_iface]->code) {
-                    // Not an answer to what we offered: dropped, and the send waits on. Its
-                    // receive, if there is one, fails rather than wait for our half forever.
-                    send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
-                    if (send_by_id(h.send_id, h.src) != r) return;  // the ack failed the peer
-                    r->recv_id = 0;
-                    r->length = 0;
-                    r->rndv_protocol = wire::kRndvGet;
-                    r->put_base = 0;
-                    r->remote.clear();
-                    ++stats_.dropped_malformed;
-                    return;
-                }
-            } else {
-                r->regions.clear();
-                sane = sane && sum == h.length;
-            }
-            ok = sane && open_rma(p, h.transport, tx::RmaKind::kPut) && unpack_keys(p, keys, r->keys) &&
-                 (!p.rma.iface().md_needs_memh || !r->regions.empty() ||
-                  register_buffers(p.rma.iface(), r->iov, r->length, r->regions));
-        } catch (const std::bad_alloc &) {
-            ok = false;
-        }
-        if (!ok) {
-            UFI_LOG_INFO(Subsys::EpData, "{} to {}: cannot write the {}'s buffers",
-                         write ? "RMA write" : "rendezvous", tx::address::describe(p.address),
-                         write ? "target" : "receiver");
-            r->status = -FI_EIO;
-            if (split) {
-                // The receiver may still be reading our buffers: ATS ends it (puts_done).
-                r->rndv_protocol = wire::kRndvSplit;
-                r->offset = r->length;
-                r->comp.uct.count = 0;
-                puts_done(r);
-                return;
-            }
-            const uint32_t slot = r->rndv_slot;
-            send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r->recv_id, r->status);
-            if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
-            return;
-        }
-        r->offset = r->put_base;
-        r->comp.uct.count = 0;
-        r->comp.uct.status = transports::Status::kOk;
-        r->comp.owner = this;
-        r->comp.req = r;
-        issue_puts(r);
-        return;
-    }
-    // AM: stream the data into the receiver's buffer, from this peer's send queue.
-    r->streaming = true;
-    r->offset = 0;
-    if (r->announcing) return;  // still at the queue's front: the RTS call goes on with it
-    p.queue.push_back(r);
-    mark_busy(p);
-}
 
 void DataPath::issue_puts(SendReq *r) noexcept {
     Peer &p = *peers_[r->peer];
@@ -909,89 +334,8 @@ bool DataPath::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::A
     return from_connected(a.src, id, data, length);
 }
 
-void DataPath::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept {
-    wire::AckHdr a;
-    if (!parse_ack(id, data, length, a)) return;
-    // A status from the wire is a negative fi errno, or it is taken as an I/O error.
-    const int status = a.status > 0 || a.status < -FI_ERRNO_MAX ? -FI_EIO : a.status;
-    if (id == wire::kAmAts) {
-        // The receiver read the data (or gave up before asking for it): valid before RTR only,
-        // but for SPLIT, whose RTR comes first.
-        SendReq *r = send_by_id(a.id, a.src);
-        if (r != nullptr && r->op == SendOp::kMessage && r->rndv &&
-            r->rndv_protocol == wire::kRndvSplit && !r->split_acked) {
-            r->split_acked = true;
-            if (status != 0 && r->status == 0) r->status = status;
-            if (r->split_copied) finish_send_rndv(r);  // else its puts finish it
-            return;
-        }
-        if (r == nullptr || r->recv_id != 0) {
-            ++stats_.dropped_malformed;
-            return;
-        }
-        r->status = status;
-        finish_send_rndv(r);
-        return;
-    }
-    RecvReq *r = recv_by_id(a.id, a.src);
-    const bool split = r != nullptr && r->rndv_protocol == wire::kRndvSplit;
-    if (r == nullptr || (r->rndv_protocol != wire::kRndvPut && !split) ||
-        (split && r->split_acked)) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    if (status != 0 && r->status == 0) r->status = status;
-    if (split) {
-        r->split_acked = true;
-        if (!r->split_copied) return;  // our gets finish it
-    }
-    if (r->status == 0) r->received = r->length;
-    finish_rndv_recv(r);
-}
 
-void DataPath::handle_rndv_data(const uint8_t *data, size_t length) noexcept {
-    wire::DataHdr h;
-    if (length < sizeof h) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    std::memcpy(&h, data, sizeof h);
-    if (!from_connected(h.src, wire::kAmRndvData, data, length)) return;
-    RecvReq *r = recv_by_id(h.recv_id, h.src);
-    const size_t len = length - sizeof h;
-    if (r == nullptr || r->rndv_protocol != wire::kRndvAm || h.offset != r->received || len == 0 ||
-        len > r->length - r->received) {
-        ++stats_.dropped_malformed;
-        return;
-    }
-    r->iov.copy_in(h.offset, data + sizeof h, len);
-    r->received += len;
-    if (r->received == r->length) finish_rndv_recv(r);
-}
 
-tx::Status DataPath::push_rndv_data(Peer &p, SendReq &r) noexcept {
-    struct Args {
-        wire::DataHdr h;
-        const IovList *iov;
-        size_t len;
-    };
-    const size_t chunk = p.lane.max_bcopy() - sizeof(wire::DataHdr);
-    while (r.offset < r.length) {
-        Args a{{p.remote_idx, 0, r.recv_id, r.offset}, &r.iov, std::min(r.length - r.offset, chunk)};
-        const ssize_t rc = p.lane.send_bcopy(
-            wire::kAmRndvData,
-            [](void *dest, void *arg) -> size_t {
-                const auto *x = static_cast<const Args *>(arg);
-                std::memcpy(dest, &x->h, sizeof x->h);
-                x->iov->copy_out(x->h.offset, static_cast<uint8_t *>(dest) + sizeof x->h, x->len);
-                return sizeof x->h + x->len;
-            },
-            &a);
-        if (rc < 0) return static_cast<tx::Status>(rc);
-        r.offset += a.len;
-    }
-    return tx::kOk;
-}
 
 // ---------------------------------------------------------------------------------------
 // Retries (a lane that had no room for a get or put) and a failed peer's transfers
@@ -1039,7 +383,7 @@ void DataPath::fail_rndv(Peer &p, bool force) noexcept {
         r->issued = r->length;
         if (force || r->comp.uct.count == 0) {
             r->comp.uct.count = 0;
-            finish_rndv_recv(r);
+            rndv_.finish_recv(r);
         }
     }
 }

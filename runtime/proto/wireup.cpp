@@ -665,7 +665,7 @@ void Wireup::handle_close(const WireupView &w) {
 
 void Wireup::set_connected(Peer &p) {
     p.state = PeerState::kConnected;
-    dp_.choose_rndv(p);
+    dp_.rndv_.choose(p);
     dp_.refresh_eager_gate(p);  // the fast path opens
     // A handler may fail the peer (which empties `held`), or connect nothing new: one at a
     // time from the front.
