@@ -68,7 +68,7 @@ inline constexpr transports::Status kHandedOff = transports::Status::kInProgress
 // and rendezvous choice before anything is sent, so that no protocol answers "does not fit"
 // after trying.
 enum class MessageWay : uint8_t {
-    kRendezvous,  // RTS, then as the receiver answers (rndv.cpp)
+    kRendezvous,  // RTS, then as the receiver answers (rndv_protocol.h)
     kSingle,      // one short or bcopy active message
     kZeroCopy,    // one zero-copy active message from the application's buffers (tcp, RDMA)
     kFragments,   // a first fragment and middle ones (bcopy)
@@ -502,7 +502,7 @@ class DataPath {
     // Fails the peers whose UCT endpoints the transports reported broken, and destroys them.
     void handle_failures() noexcept;
 
-    // --- Zero-copy transfers and operations in flight by id (rndv.cpp; the rendezvous
+    // --- Zero-copy transfers and operations in flight by id (zcopy_transfers.cpp; the rendezvous
     // protocol: rndv_protocol.h; RMA zero copy: rma_zcopy.h) ---
     // The iface of `transport` that does `kind` with registered memory; nullptr if none.
     transports::OpenIface *rma_iface(transports::TransportCode transport,

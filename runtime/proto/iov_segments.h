@@ -1,6 +1,6 @@
 // A message's buffers as the zero-copy paths name them: a byte range of an IovList as UCT
 // iovs (with their registrations), and as wire segments. Shared by the rendezvous protocol and
-// the zero-copy transfers (rndv.cpp).
+// the zero-copy transfers (zcopy_transfers.cpp).
 #pragma once
 
 #include "runtime/proto/requests.h"

@@ -1,5 +1,5 @@
 // A message's way (wire.h): decided from its size, its flags and the peer's lane and
-// rendezvous choice before anything is sent (way_of: rendezvous, rndv.cpp, or one of the
+// rendezvous choice before anything is sent (way_of: rendezvous, rndv_protocol.h, or one of the
 // eager ways, eager_protocol.h), and push_message(), which the scheduler calls for a message
 // and which hands it to that protocol.
 #include "runtime/proto/data_path.h"

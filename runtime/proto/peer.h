@@ -114,7 +114,7 @@ struct Peer {
     std::vector<uint8_t> present_key;
     fi_addr_t key_handle = FI_ADDR_NOTAVAIL;
 
-    // Rendezvous (rndv.cpp): how this side moves large messages to the peer, chosen on first
+    // Rendezvous (rndv_protocol.h): how this side moves large messages to the peer, chosen on first
     // need, and the zero-copy lane it uses (connected on first use).
     bool rndv_chosen = false;
     uint8_t rndv_protocol = 0;  // wire::RndvProtocol offered in RTS

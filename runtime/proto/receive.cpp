@@ -5,7 +5,7 @@
 // receive, with its errors (truncation, an unknown sender with FI_SOURCE_ERR). The arrival
 // handlers live beside the functions they call, so that the compiler sees what those clobber
 // (cross-file calls cost the common receive about 14 instructions in saved registers).
-// Rendezvous arrivals are rndv.cpp's.
+// Rendezvous arrivals are rndv_protocol.cpp's.
 #include "runtime/av/binding.h"
 #include "runtime/av/socket_format.h"
 #include "runtime/cntr/binding.h"

@@ -192,7 +192,7 @@ struct SendReq {
     uint32_t atomic_count = 0;
     IovList result;
 
-    // Rendezvous (rndv.cpp): announced by RTS, finished by ATS (GET), by the sender's own
+    // Rendezvous (rndv_protocol.h): announced by RTS, finished by ATS (GET), by the sender's own
     // puts (PUT) or by streaming RNDV_DATA (AM) after RTR.
     bool rndv = false;
     uint8_t rndv_protocol = 0;
@@ -236,7 +236,7 @@ struct RecvReq {
     bool released = false;    // too little room left: the last child's completion says so
     RecvReq *parent = nullptr;
 
-    // Rendezvous (rndv.cpp): the message RTS announced, being moved in.
+    // Rendezvous (rndv_protocol.h): the message RTS announced, being moved in.
     bool rndv = false;
     uint8_t rndv_protocol = 0;
     uint32_t rndv_slot = 0;  // index in the data path's rendezvous receive table

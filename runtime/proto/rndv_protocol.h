@@ -8,7 +8,7 @@
 // the protocol both sides can do, its transport and its threshold.
 //
 // The zero-copy transfers themselves (gets and puts, their completions, retries and failures)
-// and the table of operations in flight by id are the data path's (rndv.cpp), which RMA zero
+// and the table of operations in flight by id are the data path's (zcopy_transfers.cpp), which RMA zero
 // copy uses too.
 //
 // Over `self` the whole exchange runs inside the sender's RTS call (each handler sends the next
