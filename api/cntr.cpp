@@ -6,7 +6,7 @@
 #include "runtime/cntr/cntr.h"
 #include "runtime/domain.h"
 #include "runtime/fid_cast.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 
 #include <rdma/fi_errno.h>

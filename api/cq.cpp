@@ -7,7 +7,7 @@
 #include "runtime/cq/error_text.h"
 #include "runtime/domain.h"
 #include "runtime/fid_cast.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 
 #include <rdma/fi_errno.h>

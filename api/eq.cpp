@@ -7,7 +7,7 @@
 #include "runtime/eq/eq.h"
 #include "runtime/fabric.h"
 #include "runtime/fid_cast.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 
 #include <rdma/fi_errno.h>

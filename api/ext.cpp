@@ -1,7 +1,7 @@
 // ufi_ext_*: ufi's diagnostic reports (include/ufi/ufi_ext.h) for ufi_info.
 #include "api/export.h"
 #include "runtime/diag/report.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 
 #include <ufi/ufi_ext.h>
 
@@ -51,7 +51,7 @@ bool valid_topic(int topic) { return topic >= UFI_EXT_VERSIONS && topic <= UFI_E
 }  // namespace
 
 UFI_EXPORT int ufi_ext_get_report(enum ufi_ext_topic topic_arg, struct ufi_ext_report **report) {
-    // Read as int: a C caller may pass any value (see runtime/info/c_enum.h).
+    // Read as int: a C caller may pass any value (see runtime/c_enum.h).
     const int topic_value = ufi::runtime::raw_enum(topic_arg);
     if (report == nullptr || !valid_topic(topic_value)) return -FI_EINVAL;
     const auto topic = static_cast<ufi_ext_topic>(topic_value);

@@ -2,7 +2,7 @@
 // facade, so that messages from anyone using them share ufi's format, level and filters.
 #include "api/export.h"
 #include "api/provider_abi.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 
 #include <cstdarg>
@@ -31,7 +31,7 @@ uint64_t now_ms() {
 
 UFI_EXPORT int fi_log_enabled(const struct fi_provider *prov, enum fi_log_level level,
                               enum fi_log_subsys subsys) {
-    // Read as int: C callers may pass any value (runtime/info/c_enum.h).
+    // Read as int: C callers may pass any value (runtime/c_enum.h).
     const int sub = ufi::runtime::raw_enum(subsys);
     if (!valid_subsys(sub)) return 0;
     return ufi::log::enabled(ufi::log::from_fi_log_level(ufi::runtime::raw_enum(level)),

@@ -7,7 +7,7 @@
 #include "api/objects.h"
 #include "runtime/domain.h"
 #include "runtime/fid_cast.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mr.h"

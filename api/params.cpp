@@ -5,7 +5,7 @@
 #include "api/provider_abi.h"
 #include "base/config/config.h"
 #include "base/config/parse.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 
 #include <rdma/fabric.h>

@@ -16,7 +16,7 @@
 // Rendering allocates and throws nothing; the output is cut to the caller's buffer and is
 // always NUL-terminated.
 #include "api/export.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/names.h"
 

@@ -8,7 +8,7 @@
 #include "base/config/config.h"
 #include "runtime/domain.h"
 #include "runtime/eq/binding.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "runtime/lock.h"
 #include "base/log/log.h"
 #include "transports/address.h"

@@ -11,7 +11,7 @@
 #include "runtime/domain.h"
 #include "runtime/ep/identity.h"
 #include "runtime/eq/binding.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/info_alloc.h"

@@ -1,7 +1,7 @@
 #include "runtime/info/hint_match.h"
 
 #include "runtime/domain.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/mr_mode.h"

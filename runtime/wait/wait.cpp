@@ -1,6 +1,6 @@
 #include "runtime/wait/wait.h"
 
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "base/log/log.h"
 #include "base/fork_generation.h"
 

@@ -3,7 +3,7 @@
 #include "transports/iface/fifo_tuning.h"
 #include "transports/iface/iface_caps.h"
 #include "transports/iface/net_namespace.h"
-#include "transports/lanes/record_addr.h"
+#include "transports/iface/record_addr.h"
 
 #include "base/log/log.h"
 #include "transports/address_svc.h"

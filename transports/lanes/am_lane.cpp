@@ -1,7 +1,7 @@
 #include "transports/lanes/am_lane.h"
 
 #include "base/config/config.h"
-#include "transports/lanes/record_addr.h"
+#include "transports/iface/record_addr.h"
 #include "transports/selection_config.h"
 
 #include "transports/lanes/uct_views.h"

@@ -2,7 +2,7 @@
 
 #include "base/log/log.h"
 #include "transports/fork_safety.h"
-#include "transports/lanes/record_addr.h"
+#include "transports/iface/record_addr.h"
 #include "transports/lanes/uct_views.h"
 #include "transports/ucs_status.h"
 

@@ -1,6 +1,6 @@
 // Hint matching for one candidate, as a table: each case edits a set of hints and expects
 // either a match or an exclusion whose reason names the hint.
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/provider_info.h"

@@ -4,7 +4,7 @@
 
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mr.h"
-#include "runtime/info/c_enum.h"
+#include "runtime/c_enum.h"
 #include "runtime/mr/mr_mode_policy.h"
 
 #include <rdma/fi_endpoint.h>
