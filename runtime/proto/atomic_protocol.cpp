@@ -188,14 +188,14 @@ void AtomicProtocol::send_answer(Peer &p, uint64_t id, int status, const uint8_t
             return;
         }
     }
-    try {  // no room now: queued, in order with the other control messages
-        std::vector<uint8_t> m(1 + sizeof a.h + len);
-        m[0] = wire::kAmAtomicResp;
-        pack_answer(m.data() + 1, &a);
-        dp_.send_ctrl(p, std::move(m));
-    } catch (const std::bad_alloc &) {
+    // No room now: queued, in order with the other control messages.
+    ControlMsg *m = dp_.new_ctrl(wire::kAmAtomicResp, sizeof a.h + len);
+    if (m == nullptr) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an atomic's answer is lost");
+        return;
     }
+    pack_answer(m->bytes.data() + 1, &a);
+    dp_.send_ctrl(p, m);
 }
 
 void AtomicProtocol::handle_request(const uint8_t *data, size_t length) noexcept {

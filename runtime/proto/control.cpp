@@ -20,23 +20,39 @@ namespace ufi::runtime::proto {
 using log::Subsys;
 namespace tx = transports;
 
-void DataPath::send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept {
-    if (p.state == PeerState::kFailed) return;
+ControlMsg *DataPath::new_ctrl(uint8_t id, size_t payload) noexcept {
+    ControlMsg *m = nullptr;
+    try {
+        m = ctrl_pool_.get();
+        m->bytes.resize(1 + payload);  // (within the kept capacity once the pool is warm)
+    } catch (const std::bad_alloc &) {
+        drop_ctrl(m);
+        return nullptr;
+    }
+    m->bytes[0] = id;
+    return m;
+}
+
+void DataPath::drop_ctrl(ControlMsg *m) noexcept {
+    if (m != nullptr) ctrl_pool_.put(m);
+}
+
+void DataPath::drop_queued_ctrl(Peer &p) noexcept {
+    while (ControlMsg *m = p.ctrl.pop_front()) ctrl_pool_.put(m);
+}
+
+void DataPath::send_ctrl(Peer &p, ControlMsg *m) noexcept {
+    if (p.state == PeerState::kFailed) return drop_ctrl(m);
     if (p.ctrl.empty()) {
-        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_after_id, &m));
-        if (s == tx::kOk) return;
+        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m->bytes[0], pack_after_id, &m->bytes));
         if (s != tx::kNoResource) {
-            fail_peer(p, transports::fi_errno_of(s));
+            drop_ctrl(m);
+            if (s != tx::kOk) fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }
-    try {
-        p.ctrl.push_back(std::move(m));
-        mark_busy(p);
-    } catch (const std::bad_alloc &) {
-        UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous control message to {} is lost",
-                     tx::address::describe(p.address));
-    }
+    p.ctrl.push_back(m);
+    mark_busy(p);
 }
 
 void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
@@ -55,15 +71,13 @@ void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcep
             return;
         }
     }
-    try {
-        std::vector<uint8_t> m;
-        m.reserve(1 + sizeof(wire::AckHdr));
-        m.push_back(id);
-        append_bytes(m, &a, sizeof a);
-        send_ctrl(p, std::move(m));
-    } catch (const std::bad_alloc &) {
+    ControlMsg *m = new_ctrl(id, sizeof a);
+    if (m == nullptr) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous acknowledgement is lost");
+        return;
     }
+    std::memcpy(m->bytes.data() + 1, &a, sizeof a);
+    send_ctrl(p, m);
 }
 
 tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg,
@@ -77,15 +91,16 @@ tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg
 }
 
 bool DataPath::drain_ctrl(Peer &p) noexcept {
-    while (!p.ctrl.empty()) {
-        std::vector<uint8_t> &m = p.ctrl.front();
-        const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m[0], pack_after_id, &m));
+    while (ControlMsg *m = p.ctrl.front()) {
+        const tx::Status s =
+            status_of_bcopy(p.lane.send_bcopy(m->bytes[0], pack_after_id, &m->bytes));
         if (s == tx::kNoResource) return false;
         if (s != tx::kOk) {
-            fail_peer(p, transports::fi_errno_of(s));
+            fail_peer(p, transports::fi_errno_of(s));  // (returns the queue to the pool)
             return false;
         }
         p.ctrl.pop_front();
+        drop_ctrl(m);
     }
     refresh_eager_gate(p);
     return true;

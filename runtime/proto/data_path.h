@@ -525,7 +525,16 @@ class DataPath {
     void finish_send_rndv(SendReq *r) noexcept;
     SendReq *send_by_id(uint64_t id, uint32_t peer) noexcept;
     RecvReq *recv_by_id(uint64_t id, uint32_t peer) noexcept;
-    void send_ctrl(Peer &p, std::vector<uint8_t> &&m) noexcept;
+    // A control message from the pool: byte 0 `id`, then `payload` bytes for the caller to
+    // fill (a builder may also resize it), to be given to send_ctrl() or back by drop_ctrl();
+    // nullptr when memory runs out.
+    ControlMsg *new_ctrl(uint8_t id, size_t payload) noexcept;
+    void drop_ctrl(ControlMsg *m) noexcept;
+    // Sends m at once when the peer's control queue is empty and the lane has room, else
+    // queues it in order (drain_ctrl() sends it ahead of the peer's data). Takes m.
+    void send_ctrl(Peer &p, ControlMsg *m) noexcept;
+    // The peer failed: its queued control messages go back to the pool unsent.
+    void drop_queued_ctrl(Peer &p) noexcept;
     void send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept;
     // Sends queued control messages; false while the lane has no room.
     bool drain_ctrl(Peer &p) noexcept;
@@ -661,6 +670,13 @@ class DataPath {
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;
     Pool<UnexpMsg> unexp_pool_;
+    Pool<ControlMsg> ctrl_pool_;
+    // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
+    struct RtrScratch {
+        std::vector<wire::Segment> segs;
+        std::vector<uint8_t> keys;
+        std::vector<uint8_t> one_key;
+    } rtr_scratch_;
     MatchQueues match_;  // posted receives and unexpected messages
     std::deque<Completion> overflow_;  // completions a full CQ refused, in order
     std::unordered_map<void *, UnexpMsg *> claimed_;  // FI_PEEK | FI_CLAIM, by context

@@ -49,10 +49,4 @@ inline void segments_into(const IovList &iov, size_t length, std::vector<wire::S
     }
 }
 
-inline std::vector<wire::Segment> segments_of(const IovList &iov, size_t length, size_t from = 0) {
-    std::vector<wire::Segment> segs;
-    segments_into(iov, length, segs, from);
-    return segs;
-}
-
 }  // namespace ufi::runtime::proto

@@ -123,9 +123,9 @@ struct Peer {
     size_t rma_iface = SIZE_MAX;  // the worker iface of the zero-copy transport
     size_t rma_record = SIZE_MAX;
     transports::RmaLane rma;
-    // Control messages (RTR, ATS, ATP) that found no lane room: sent, in order, before any
-    // queued send (the first byte is the AM id).
-    std::deque<std::vector<uint8_t>> ctrl;
+    // Control messages (RTR, ATS, ATP, answers) that found no lane room: sent, in order,
+    // before any queued send (records of the data path's pool: DataPath::send_ctrl).
+    List<ControlMsg> ctrl;
     // Messages from an admitted peer that came before this side was connected, in arrival
     // order; handled (before anything newer) the moment it is. Only the handshake's short
     // window sees them, so they may allocate.

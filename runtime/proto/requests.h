@@ -148,6 +148,14 @@ enum class SendOp : uint8_t {
     kAtomic,    // fi_atomic*, fi_fetch_atomic*, fi_compare_atomic*: ATOMIC, done on ATOMIC_RESP
 };
 
+// A control message (RTR, ATS, ATP, acknowledgements, a target's answers) being built, or
+// waiting in its peer's queue for lane room: byte 0 its AM id, then its payload. Pooled, and
+// `bytes` keeps its capacity, so a warm data path builds one without allocating.
+struct ControlMsg {
+    Hook<ControlMsg> hook;
+    std::vector<uint8_t> bytes;
+};
+
 // A send (fi_send*, fi_tsend*, fi_inject*) or RMA not yet handed to the transport in full.
 struct SendReq {
     Hook<SendReq> hook;
@@ -215,6 +223,18 @@ struct SendReq {
     bool done = false;                  // finished while announcing
     RndvCompletion comp;                // kRndvPut: the puts
     int status = 0;                     // the error it completes with (0: none)
+
+    // The operation's local buffers: `data` itself, or (FI_INJECT: the caller may reuse them
+    // at once) a copy in `copy`. May throw std::bad_alloc.
+    void take_buffers(const IovList &data, bool inject) {
+        if (!inject) {
+            iov.assign(data);
+            return;
+        }
+        copy.resize(data.total);
+        data.copy_out(0, copy.data(), data.total);
+        iov.set(copy.data(), data.total);
+    }
 };
 
 // A posted receive (fi_recv*, fi_trecv*).

@@ -117,13 +117,7 @@ ssize_t RmaProtocol::start(SendOp op, const IovList &local, const wire::RmaSeg *
     if (r == nullptr) return rc;
     try {
         r->rma.assign(segs, segs + nsegs);
-        if (flags & FI_INJECT) {  // the buffer may be reused at once: send a copy
-            r->copy.resize(local.total);
-            local.copy_out(0, r->copy.data(), local.total);
-            r->iov.set(r->copy.data(), local.total);
-        } else {
-            r->iov.assign(local);
-        }
+        r->take_buffers(local, (flags & FI_INJECT) != 0);
     } catch (const std::bad_alloc &) {
         r->rma.clear();
         r->copy.clear();
@@ -431,15 +425,14 @@ void RmaProtocol::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t ns
 }
 
 void RmaProtocol::send_read_answer(Peer &p, uint64_t id, int status, uint64_t offset) noexcept {
-    try {
-        std::vector<uint8_t> m(1 + sizeof(wire::RmaRespHdr));
-        m[0] = wire::kAmRmaReadResp;
-        const wire::RmaRespHdr h{p.remote_idx, status, id, offset};
-        std::memcpy(m.data() + 1, &h, sizeof h);
-        dp_.send_ctrl(p, std::move(m));
-    } catch (const std::bad_alloc &) {
-        UFI_LOG_WARN(Subsys::EpData, "out of memory: a read's error answer is lost");
+    const wire::RmaRespHdr h{p.remote_idx, status, id, offset};
+    ControlMsg *m = dp_.new_ctrl(wire::kAmRmaReadResp, sizeof h);
+    if (m == nullptr) {
+        UFI_LOG_WARN(Subsys::EpData, "out of memory: a read's answer is lost");
+        return;
     }
+    std::memcpy(m->bytes.data() + 1, &h, sizeof h);
+    dp_.send_ctrl(p, m);
 }
 
 void RmaProtocol::handle_read_request(const uint8_t *data, size_t length) noexcept {

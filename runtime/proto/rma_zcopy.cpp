@@ -274,17 +274,18 @@ void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::Rma
     // back in RTR; a record keeps what counting needs until RMA_WRITE_DONE says it is in place.
     const tx::OpenIface *oi = dp_.zcopy_iface(p, transport, tx::RmaKind::kPut);
     SendReq *t = nullptr;
-    std::vector<uint8_t> m;
+    ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
     bool ok = false;
     try {
         t = dp_.send_pool_.get();
         t->rma.assign(segs, segs + h.segments);
-        ok = oi != nullptr && dp_.take_send_slot(*t) &&
-             dp_.build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, m);
+        ok = oi != nullptr && m != nullptr && dp_.take_send_slot(*t) &&
+             dp_.build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, m->bytes);
     } catch (const std::bad_alloc &) {
         ok = false;
     }
     if (!ok) {
+        dp_.drop_ctrl(m);
         UFI_LOG_INFO(Subsys::EpData, "RMA write from {}: cannot let it be put over {}",
                      tx::address::describe(p.address), tx::transport_name(transport));
         drop_target_record(t);
@@ -296,7 +297,7 @@ void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::Rma
     t->offset = h.total;
     t->recv_id = 0;  // nothing of ours in flight: a failure of the peer finishes it at once
     ++dp_.stats_.rma_put_grants;
-    dp_.send_ctrl(p, std::move(m));
+    dp_.send_ctrl(p, m);
 }
 
 void RmaZcopyProtocol::handle_write_done(const uint8_t *data, size_t length) noexcept {

@@ -384,8 +384,11 @@ bool RndvProtocol::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcep
     const size_t split = (r->length / 2) & ~size_t{4095};
     if (split == 0) return false;
     std::vector<tx::LocalRegion> regions;
-    std::vector<uint8_t> m;
-    if (!dp_.build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot, m, split)) {
+    ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
+    if (m == nullptr ||
+        !dp_.build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot,
+                           m->bytes, split)) {
+        dp_.drop_ctrl(m);
         return false;  // (the GET's own registrations stay)
     }
     r->regions.swap(regions);  // the same interface's: they serve our gets too
@@ -394,7 +397,7 @@ bool RndvProtocol::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcep
     ++dp_.stats_.rndv_split;
     // RTR first: the sender copies its part while we copy ours.
     const uint32_t slot = r->rndv_slot;
-    dp_.send_ctrl(p, std::move(m));
+    dp_.send_ctrl(p, m);
     if (dp_.rndv_recvs_[slot] != r) return true;  // sending failed the peer, which finished it
     dp_.issue_gets(r);
     return true;
@@ -403,31 +406,30 @@ bool RndvProtocol::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcep
 bool RndvProtocol::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // Only registration happens here: the sender connects and writes.
     const tx::OpenIface *oi = dp_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
-    std::vector<uint8_t> m;
-    if (oi == nullptr ||
-        !dp_.build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot, m)) {
+    ControlMsg *m = oi != nullptr ? dp_.new_ctrl(wire::kAmRtr, 0) : nullptr;
+    if (m == nullptr ||
+        !dp_.build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot,
+                           m->bytes)) {
+        dp_.drop_ctrl(m);
         return false;
     }
     r->rndv_protocol = wire::kRndvPut;
-    dp_.send_ctrl(p, std::move(m));
+    dp_.send_ctrl(p, m);
     return true;
 }
 
 void RndvProtocol::send_rtr_am(Peer &p, RecvReq *r) noexcept {
     r->rndv_protocol = wire::kRndvAm;
-    try {
-        std::vector<uint8_t> m;
-        m.reserve(1 + sizeof(wire::RtrHdr));
-        m.push_back(wire::kAmRtr);
-        wire::RtrHdr h{};
-        h.src = p.remote_idx;
-        h.protocol = wire::kRndvAm;
-        h.send_id = r->send_id;
-        h.recv_id = r->rndv_slot;
-        h.length = r->length;
-        append_bytes(m, &h, sizeof h);
-        dp_.send_ctrl(p, std::move(m));
-    } catch (const std::bad_alloc &) {
+    wire::RtrHdr h{};
+    h.src = p.remote_idx;
+    h.protocol = wire::kRndvAm;
+    h.send_id = r->send_id;
+    h.recv_id = r->rndv_slot;
+    h.length = r->length;
+    if (ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, sizeof h)) {
+        std::memcpy(m->bytes.data() + 1, &h, sizeof h);
+        dp_.send_ctrl(p, m);
+    } else {
         r->status = -FI_ENOMEM;
         const uint32_t slot = r->rndv_slot;
         dp_.send_ack(p, wire::kAmAts, r->send_id, r->status);

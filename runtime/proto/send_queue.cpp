@@ -104,13 +104,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     SendReq *r;
     try {
         r = send_pool_.get();
-        if (flags & FI_INJECT) {  // the buffer may be reused at once: send a copy
-            r->copy.resize(iov.total);
-            iov.copy_out(0, r->copy.data(), iov.total);
-            r->iov.set(r->copy.data(), iov.total);
-        } else {
-            r->iov.assign(iov);
-        }
+        r->take_buffers(iov, (flags & FI_INJECT) != 0);
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }

@@ -188,8 +188,13 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
                              uint64_t recv_id, std::vector<uint8_t> &m, size_t from) noexcept {
     if (oi.code == tx::kNoTransport || !register_buffers(oi, iov, length, regions)) return false;
     try {
-        const std::vector<wire::Segment> segs = segments_of(iov, length, from);
-        std::vector<uint8_t> keys, one;
+        // (Scratch kept between calls: no allocation once grown. Built and done with before
+        // anything is sent, so a handler run inside a send never finds it in use.)
+        std::vector<wire::Segment> &segs = rtr_scratch_.segs;
+        std::vector<uint8_t> &keys = rtr_scratch_.keys;
+        std::vector<uint8_t> &one = rtr_scratch_.one_key;
+        segments_into(iov, length, segs, from);
+        keys.clear();
         uint16_t rkey_len = 0;
         size_t at = 0;  // where iov.v[i] starts in the message
         for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
