@@ -132,6 +132,7 @@ ssize_t AtomicProtocol::start(uint8_t kind, int op, int datatype, size_t count, 
     r->comp.uct.count = 0;
     r->rma_flags = (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
+    r->injected = false;  // (not read for atomics; a pooled record keeps it otherwise)
     return dp_.submit(*p, r);
 }
 

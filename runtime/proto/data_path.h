@@ -443,8 +443,8 @@ class DataPath {
     SendReq *new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept;
     // push() for a message (eager fragments or the rendezvous's RTS).
     transports::Status push_message(Peer &p, SendReq &r) noexcept;
-    // How r goes to p (MessageWay): rendezvous above the peer's threshold (or for a
-    // confirmation) where its RTS fits one bcopy, else one active message where it fits the
+    // How r goes to p (MessageWay): rendezvous above the peer's threshold unless injected
+    // (or for a confirmation) where its RTS fits one bcopy, else one active message where it fits the
     // lane's short or bcopy size, else one zero-copy active message where the lane sends from
     // the caller's buffers, else fragments.
     MessageWay way_of(const Peer &p, const SendReq &r) const noexcept;

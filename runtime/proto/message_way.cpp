@@ -27,7 +27,11 @@ bool DataPath::rts_fits(const Peer &p, const SendReq &r) const noexcept {
 
 MessageWay DataPath::way_of(const Peer &p, const SendReq &r) const noexcept {
     const size_t total = r.iov.total;
-    if ((total > p.rndv_thresh || r.confirm) && rts_fits(p, r)) return MessageWay::kRendezvous;
+    // (An injected message goes eager at any size: its sender need not progress for it.
+    // Confirmation asked for wins: its completion is awaited, so its sender progresses.)
+    if (((total > p.rndv_thresh && !r.injected) || r.confirm) && rts_fits(p, r)) {
+        return MessageWay::kRendezvous;
+    }
     if (eager_.fits_single(p, total, r.iov.count, r.wire_flags)) return MessageWay::kSingle;
     const size_t hdr_len =
         sizeof(wire::EagerHdr) + ((r.wire_flags & wire::kHasData) ? sizeof(uint64_t) : 0);

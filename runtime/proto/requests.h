@@ -172,6 +172,10 @@ struct SendReq {
     // FI_DELIVERY_COMPLETE / FI_MATCH_COMPLETE: completes only once the receiver placed it in
     // a matched buffer, so it goes by rendezvous whatever its size (ATS tells).
     bool confirm = false;
+    // FI_INJECT (fi_inject*, or the flag on fi_sendmsg): its caller may never progress the
+    // endpoint again for it, so it goes eager whatever the rendezvous threshold says (a
+    // rendezvous needs the sender's progress to answer RTR; DataPath::way_of).
+    bool injected = false;
     // FI_FENCE: it goes only once every earlier operation to its peer completed.
     bool fence = false;
     // It went out and waits for the peer's answer (counted in Peer::handed_off).

@@ -140,6 +140,7 @@ ssize_t RmaProtocol::start(SendOp op, const IovList &local, const wire::RmaSeg *
     r->rma_flags = write && (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
     r->rma_received = 0;
+    r->injected = (flags & FI_INJECT) != 0;
     return dp_.submit(*p, r);
 }
 

@@ -32,7 +32,9 @@ size_t pack_vector(void *dest, void *arg) {
 }  // namespace
 
 bool RmaZcopyProtocol::applies(const Peer &p, const SendReq &r) const noexcept {
-    if ((r.op != SendOp::kWrite && r.op != SendOp::kRead) || r.iov.total == 0 ||
+    // (An injected write goes by active messages: its caller may never progress the endpoint
+    // for it again, and a write we put waits for the target's grant.)
+    if ((r.op != SendOp::kWrite && r.op != SendOp::kRead) || r.iov.total == 0 || r.injected ||
         r.iov.total < p.rma_thresh || p.rma_iface == SIZE_MAX) {
         return false;
     }

@@ -34,7 +34,7 @@ class RmaZcopyProtocol {
 
     // The capability probe, asked before anything is sent: whether write or read r to p goes
     // zero copy (its size reaches the peer's threshold, a zero-copy transport joins the two
-    // and may be used, the buffers fit one request).
+    // and may be used, the buffers fit one request; never an injected write).
     bool applies(const Peer &p, const SendReq &r) const noexcept;
     // Initiator: the one request, where applies() said so and r holds a send slot: kOk,
     // kNoResource, an error, or kUnsupported when its buffers cannot be registered or named

@@ -118,6 +118,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     r->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
     r->completion = completion;
     r->confirm = confirm;
+    r->injected = (flags & FI_INJECT) != 0;
     r->offset = 0;
     r->started = false;
     r->status = 0;

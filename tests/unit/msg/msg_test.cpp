@@ -78,6 +78,35 @@ TEST_F(MsgTest, TaggedEverySizeUnexpected) {
     }
 }
 
+// An injected message arrives without its sender's progress, whatever its size up to the
+// inject size: fi_inject has no completion an application waits for, so it may never call into
+// the sender's endpoint again (ufi_perf's server injects its last answer, then waits on its own
+// socket). Above the rendezvous threshold (1 byte in the *_rndv sets) a rendezvous would need
+// the sender to answer RTR; an injected message goes eager instead.
+TEST_F(MsgTest, InjectedMessagesArriveWithoutTheSendersProgress) {
+    uint64_t word = 7, in = 0;
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(fi_trecv(b_.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tsend(a_.ep, &word, 8, nullptr, a_to_b_, 1, nullptr); }), 0);
+    ASSERT_EQ(wait(b_.cq, e), 1);  // connected (the handshake needs both sides)
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    const size_t n = std::min<size_t>(info_->tx_attr->inject_size, 1000);
+    ASSERT_GT(n, 8u);
+    std::vector<uint8_t> out = pattern(n, 5), got(n, 0);
+    ASSERT_EQ(fi_trecv(b_.ep, got.data(), n, nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+    ASSERT_EQ(retry([&] { return fi_tinject(a_.ep, out.data(), n, a_to_b_, 2); }), 0);
+    std::fill(out.begin(), out.end(), 0);  // the caller's again at once
+    // Only B progresses from here on.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    ssize_t rc = -FI_EAGAIN;
+    while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) {
+        rc = fi_cq_read(b_.cq, &e, 1);
+    }
+    ASSERT_EQ(rc, 1) << "the injected message waits for its sender";
+    EXPECT_EQ(e.len, n);
+    EXPECT_EQ(got, pattern(n, 5));
+}
+
 TEST_F(MsgTest, UntaggedWithRemoteData) {
     const char text[] = "hello over ufi";
     char in[64] = {};

@@ -465,6 +465,34 @@ TEST_F(RmaTest, LargeAccessesGoZeroCopyWhereATransportJoinsThePeers) {
         << ", threshold " << to_b->rma_thresh;
 }
 
+// An injected write lands without its initiator's progress, whatever its size up to the inject
+// size (fi_inject_write has no completion the application waits for): it goes by active
+// messages even above the zero-copy threshold (1 byte in the *_rndv sets), where a write put
+// over tcp would wait for the initiator to see the target's grant.
+TEST_F(RmaTest, InjectedWritesLandWithoutTheInitiatorsProgress) {
+    const size_t n = std::min<size_t>(info_->tx_attr->inject_size, 1000);
+    ASSERT_GT(n, 8u);
+    std::vector<uint8_t> target(n, 0xEE);
+    fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
+    ASSERT_NE(mr, nullptr);
+    uint64_t word = 0;
+    int ctx = 0;
+    ASSERT_EQ(retry([&] { return fi_read(a_.ep, &word, 8, nullptr, a_to_b_, addr(target.data(), target.data()), fi_mr_key(mr), &ctx); }), 0);
+    expect_done(&ctx, FI_RMA | FI_READ);  // connected (the handshake needs both sides)
+    std::vector<uint8_t> out = pattern(n, 11);
+    ASSERT_EQ(retry([&] { return fi_inject_write(a_.ep, out.data(), n, a_to_b_, addr(target.data(), target.data()), fi_mr_key(mr)); }), 0);
+    std::fill(out.begin(), out.end(), 0);  // the caller's again at once
+    // Only B progresses from here on.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    const std::vector<uint8_t> want = pattern(n, 11);
+    fi_cq_tagged_entry none;
+    while (target != want && std::chrono::steady_clock::now() < deadline) {
+        (void)fi_cq_read(b_.cq, &none, 0);
+    }
+    EXPECT_TRUE(target == want) << "the injected write waits for its initiator";
+    EXPECT_TRUE(quiet(a_.cq)) << "fi_inject_write writes no completion";
+}
+
 TEST_F(RmaTest, CallsCheckTheirArguments) {
     std::vector<uint8_t> target(64, 0);
     fid_mr *mr = reg(target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ);
@@ -867,20 +895,19 @@ TEST_F(RmaTest, InjectedShortWritesFinishByTheirAcknowledgements) {
     ASSERT_EQ(peer->state, runtime::proto::PeerState::kConnected);
 
     // B does not progress meanwhile: every write waits for its acknowledgement, unrecorded
-    // (unless UFI_RNDV_THRESH sends even 8 bytes zero copy: then with a record). Over a
-    // transport that only puts (tcp), zero copy is our puts once B granted them: the first
-    // write waits for B's answer and the others wait behind it, in order.
+    // (unless UFI_RNDV_THRESH puts even 8 bytes above the zero-copy threshold: then with a
+    // record, still by active messages: an injected write never goes zero copy, whose put over
+    // tcp would wait for B's grant; InjectedWritesLandWithoutTheInitiatorsProgress).
     const bool unrecorded = 8 < peer->rma_thresh;
-    const bool put_by_us = !unrecorded && peer->rndv_protocol == wire::kRndvPut;
     for (size_t i = 0; i < kWrites; ++i) {
         const uint64_t v = 1000 + i;
         ASSERT_EQ(fi_inject_write(c_.ep, &v, 8, c_to_b, base + i * 8, fi_mr_key(mr)), 0);
     }
     EXPECT_EQ(peer->untracked_writes, unrecorded ? kWrites : 0u);
-    EXPECT_EQ(peer->handed_off, put_by_us ? 1u : kWrites);
-    EXPECT_EQ(peer->put_writes_held, put_by_us ? 1u : 0u);
+    EXPECT_EQ(peer->handed_off, kWrites);
+    EXPECT_EQ(peer->put_writes_held, 0u);
     EXPECT_EQ(dp->tx_left(), tx_left - kWrites);
-    EXPECT_EQ(peer->queue.empty(), !put_by_us);
+    EXPECT_TRUE(peer->queue.empty()) << "every write went at its call";
     // A fenced read waits behind them (queued until they are acknowledged).
     std::vector<uint64_t> back(kWrites, 0);
     iovec local{back.data(), back.size() * 8};
