@@ -25,7 +25,7 @@ Cntr *cntr_from(fid_t fid) {
 }
 
 int cntr_close(fid_t fid) {
-    return cntr_from(fid)->close();
+    return runtime::close_object(cntr_from(fid));
 }
 
 int cntr_bind(fid_t, fid_t, uint64_t) {

@@ -26,7 +26,7 @@ Cq *cq_from(fid_t fid) {
 }
 
 int cq_close(fid_t fid) {
-    return cq_from(fid)->close();
+    return runtime::close_object(cq_from(fid));
 }
 
 int cq_bind(fid_t, fid_t, uint64_t) {

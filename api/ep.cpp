@@ -53,7 +53,7 @@ int ep_close(fid_t fid) {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_close: fid is not an endpoint");
         return -FI_EINVAL;
     }
-    return ep->close();
+    return runtime::close_object(ep);
 }
 
 int ep_bind(fid_t fid, fid_t bfid, uint64_t flags) {

@@ -30,7 +30,7 @@ Eq *eq_from(fid_t fid) {
 }
 
 int eq_close(fid_t fid) {
-    return eq_from(fid)->close();
+    return runtime::close_object(eq_from(fid));
 }
 
 int eq_bind(fid_t, fid_t, uint64_t) {

@@ -43,7 +43,7 @@ int Cntr::open(Domain *domain, const Config &config, void *context, fi_ops *ops,
     return 0;
 }
 
-int Cntr::close() noexcept {
+Shut Cntr::shut() noexcept {
     size_t sources;
     {
         std::lock_guard<OptionalMutex> guard(lock_);
@@ -53,7 +53,7 @@ int Cntr::close() noexcept {
     if (sources != 0 || mrs != 0) {
         UFI_LOG_WARN(log::Subsys::Cntr,
                      "fi_close(cntr): {} endpoints and {} MRs are still bound to it", sources, mrs);
-        return -FI_EBUSY;
+        return Shut::kBusy;
     }
     domain_->remove_child();
     if (!sleepers_.shut(wait_)) {
@@ -63,10 +63,9 @@ int Cntr::close() noexcept {
                      "fi_close(cntr): {} threads did not leave fi_cntr_wait; the counter is not "
                      "freed",
                      sleepers_.sleepers());
-        return 0;
+        return Shut::kKeep;
     }
-    delete this;
-    return 0;
+    return Shut::kFree;
 }
 
 void Cntr::detach_mr() noexcept {

@@ -4,6 +4,7 @@
 // Values wrap modulo 2^64: max_cntr_value = max_err_cntr_value = UINT64_MAX.
 #pragma once
 
+#include "runtime/object_close.h"
 #include "runtime/cntr/binding.h"
 #include "runtime/wait/sleepers.h"
 #include "runtime/wait/source_set.h"
@@ -39,9 +40,10 @@ class Cntr : public fid_cntr {
     // error.
     static int open(Domain *domain, const Config &config, void *context, fi_ops *ops,
                     fi_ops_cntr *cntr_ops, Cntr **out) noexcept;
-    // fi_close: -FI_EBUSY while endpoints or MRs are bound; else wakes the threads blocked in
-    // wait (they return -FI_ECANCELED), waits until they have left, and frees this.
-    int close() noexcept;
+    // fi_close, through close_object(): kBusy while endpoints or MRs are bound; else wakes the
+    // threads blocked in wait (they return -FI_ECANCELED) and waits until they have left
+    // (kFree; kKeep if one did not).
+    Shut shut() noexcept;
 
     Domain *domain() const noexcept { return domain_; }
 
@@ -86,7 +88,8 @@ class Cntr : public fid_cntr {
     static constexpr uint32_t kMagic = 0x75666974;  // "ufit"
 
     Cntr(Domain *domain, const Config &config);
-    ~Cntr() = default;
+    ~Cntr() = default;  // (freed by close_object() only)
+    friend int close_object<Cntr>(Cntr *) noexcept;
 
     void progress() noexcept;
     int wait_admitted(uint64_t threshold, int timeout) noexcept;

@@ -103,13 +103,13 @@ int Cq::open(Domain *domain, const Config &config, void *context, fi_ops *ops, f
     return 0;
 }
 
-int Cq::close() noexcept {
+Shut Cq::shut() noexcept {
     {
         std::lock_guard<OptionalMutex> guard(read_lock_);
         if (!sources_.empty()) {
             UFI_LOG_WARN(log::Subsys::Cq, "fi_close(cq): {} endpoints are still bound to it",
                          sources_.size());
-            return -FI_EBUSY;
+            return Shut::kBusy;
         }
     }
     domain_->remove_child();
@@ -119,10 +119,9 @@ int Cq::close() noexcept {
         UFI_LOG_WARN(log::Subsys::Cq,
                      "fi_close(cq): {} threads did not leave fi_cq_sread; the CQ is not freed",
                      sleepers_.sleepers());
-        return 0;
+        return Shut::kKeep;
     }
-    delete this;
-    return 0;
+    return Shut::kFree;
 }
 
 int Cq::write_error(const fi_cq_err_entry &err) noexcept {

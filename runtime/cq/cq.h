@@ -9,6 +9,7 @@
 // application has read (FI_RM_ENABLED).
 #pragma once
 
+#include "runtime/object_close.h"
 #include "runtime/cq/binding.h"
 #include "runtime/wait/sleepers.h"
 #include "runtime/wait/source_set.h"
@@ -59,10 +60,10 @@ class Cq : public fid_cq {
     // -FI_ENOMEM, or the wait object's error (-FI_EMFILE).
     static int open(Domain *domain, const Config &config, void *context, fi_ops *ops,
                     fi_ops_cq *cq_ops, Cq **out) noexcept;
-    // fi_close: -FI_EBUSY while progress sources (endpoints) are attached; else wakes the
-    // threads blocked in sread (they return -FI_ECANCELED), waits until they have left, and
-    // frees this.
-    int close() noexcept;
+    // fi_close, through close_object(): kBusy while progress sources (endpoints) are
+    // attached; else wakes the threads blocked in sread (they return -FI_ECANCELED) and waits
+    // until they have left (kFree; kKeep if one did not).
+    Shut shut() noexcept;
 
     // --- The data path's writer API -------------------------------------------------------
     // A success completion. src is the source fi_addr_t for fi_cq_readfrom (FI_ADDR_NOTAVAIL
@@ -142,7 +143,8 @@ class Cq : public fid_cq {
     };
 
     Cq(Domain *domain, const Config &config, size_t capacity);
-    ~Cq() = default;
+    ~Cq() = default;  // (freed by close_object() only)
+    friend int close_object<Cq>(Cq *) noexcept;
 
     ssize_t read_locked(void *buf, size_t count, fi_addr_t *src) noexcept;
     bool head_is_error_locked() const noexcept;

@@ -669,14 +669,14 @@ constexpr int kGoodbyeBoundMs = 100;
 // after fi_close returned.
 constexpr int kSplitWritersBoundMs = 1000;
 
-int Endpoint::close() noexcept {
+Shut Endpoint::shut() noexcept {
     {
         std::lock_guard<std::mutex> lock(ctl_mutex_);
         const int mrs = bound_mrs_.load(std::memory_order_relaxed);
         if (mrs != 0) {
             UFI_LOG_WARN(Subsys::EpCtrl,
                          "fi_close(endpoint): {} memory regions are still bound to it", mrs);
-            return -FI_EBUSY;
+            return Shut::kBusy;
         }
         progress_thread_.stop();  // before anything it drives goes (it takes the worker lock)
         {
@@ -703,8 +703,7 @@ int Endpoint::close() noexcept {
         release_id();
         domain_->remove_child();
     }
-    delete this;
-    return 0;
+    return Shut::kFree;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 // here. See runtime/ep/README.md for the decisions the man page leaves to providers.
 #pragma once
 
+#include "runtime/object_close.h"
 #include "runtime/ep/options.h"
 #include "runtime/ep/progress_thread.h"
 #include "runtime/ep/wake_timer.h"
@@ -107,8 +108,9 @@ class Endpoint : public fid_ep {
     // without the CQs the capabilities need, -FI_ENODEV when no transport opens.
     int enable() noexcept;
 
-    // fi_close. -FI_EBUSY while MRs are bound. On 0 the object is deleted.
-    int close() noexcept;
+    // fi_close, through close_object(): kBusy while MRs are bound; else tells its peers,
+    // stops its progress thread, unbinds and tears the data path and the worker down (kFree).
+    Shut shut() noexcept;
 
     // fi_getname: the address blob, or its "fi_ufi://" string (NUL-terminated) on FI_ADDR_STR
     // domains. -FI_EOPBADSTATE before fi_enable; -FI_ETOOSMALL (truncated copy, *addrlen set

@@ -51,11 +51,11 @@ int Eq::open(Fabric *fabric, const Config &config, void *context, fi_ops *ops, f
     return 0;
 }
 
-int Eq::close() noexcept {
+Shut Eq::shut() noexcept {
     const int n = attached();
     if (n != 0) {
         UFI_LOG_WARN(log::Subsys::Eq, "fi_close(eq): {} objects are still bound to it", n);
-        return -FI_EBUSY;
+        return Shut::kBusy;
     }
     fabric_->open_children.fetch_sub(1);
     if (!sleepers_.shut(wait_)) {
@@ -64,10 +64,9 @@ int Eq::close() noexcept {
         UFI_LOG_WARN(log::Subsys::Eq,
                      "fi_close(eq): {} threads did not leave fi_eq_sread; the EQ is not freed",
                      sleepers_.sleepers());
-        return 0;
+        return Shut::kKeep;
     }
-    delete this;
-    return 0;
+    return Shut::kFree;
 }
 
 void Eq::detach() noexcept {

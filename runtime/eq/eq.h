@@ -11,6 +11,7 @@
 // used to lose it, and its waiter never finished).
 #pragma once
 
+#include "runtime/object_close.h"
 #include "runtime/wait/sleepers.h"
 #include "runtime/wait/wait.h"
 #include "runtime/eq/binding.h"
@@ -50,9 +51,10 @@ class Eq : public fid_eq {
     // kMaxSize), -FI_ENOMEM, or the wait object's error.
     static int open(Fabric *fabric, const Config &config, void *context, fi_ops *ops,
                     fi_ops_eq *eq_ops, Eq **out) noexcept;
-    // fi_close: -FI_EBUSY while objects are bound (attach()); else wakes the threads blocked
-    // in sread (they return -FI_ECANCELED), waits until they have left, and frees this.
-    int close() noexcept;
+    // fi_close, through close_object(): kBusy while objects are bound (attach()); else wakes
+    // the threads blocked in sread (they return -FI_ECANCELED) and waits until they have left
+    // (kFree; kKeep if one did not).
+    Shut shut() noexcept;
 
     // --- Producers (any thread) -----------------------------------------------------------
     // Who posts: the application (fi_eq_write, bounded by the size) or ufi (unbounded).
@@ -101,7 +103,8 @@ class Eq : public fid_eq {
     };
 
     Eq(Fabric *fabric, const Config &config, size_t capacity);
-    ~Eq() = default;
+    ~Eq() = default;  // (freed by close_object() only)
+    friend int close_object<Eq>(Eq *) noexcept;
 
     int push(Event &&event, Origin origin) noexcept;
     ssize_t read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept;
