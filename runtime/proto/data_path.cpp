@@ -132,10 +132,7 @@ unsigned DataPath::progress() noexcept {
     if (worker_->has_failures()) handle_failures();
     done += wireup_.progress();
     if ((ticks_ & kCheckTicks) == 0) check_peers_if_due();
-    while (!overflow_.empty() && write_now(overflow_.front())) {
-        overflow_.pop_front();
-        ++done;
-    }
+    done += completions_.flush();
     if (!retry_gets_.empty() || !retry_puts_.empty()) done += retry_rndv();
     // Peers drained here may queue more (a handler run by progress): those wait for the next
     // call.
@@ -160,38 +157,6 @@ void DataPath::mark_busy(Peer &p) {
     busy_.mark(p);
 }
 
-bool DataPath::write_now(const Completion &c) noexcept {
-    int rc;
-    if (c.err == 0) {
-        rc = c.cq->write(c.context, c.flags, c.len, c.buf, c.data, c.tag, c.src);
-    } else {
-        fi_cq_err_entry e{};
-        e.op_context = c.context;
-        e.flags = c.flags;
-        e.len = c.len;
-        e.buf = c.buf;
-        e.data = c.data;
-        e.tag = c.tag;
-        e.olen = c.olen;
-        e.err = c.err;
-        e.err_data = c.err_data.empty() ? nullptr : const_cast<uint8_t *>(c.err_data.data());
-        e.err_data_size = c.err_data.size();
-        e.prov_errno = c.err;
-        e.src_addr = c.src;
-        rc = c.cq->write_error(e);
-    }
-    return rc != -FI_EAGAIN;
-}
-
-void DataPath::write_completion(const Completion &c) noexcept {
-    // A full CQ is never overrun: the completion waits, in order, and progress retries.
-    if (overflow_.empty() && write_now(c)) return;
-    try {
-        overflow_.push_back(c);
-    } catch (const std::bad_alloc &) {
-        UFI_LOG_WARN(Subsys::EpData, "out of memory: a completion is lost");
-    }
-}
 
 void DataPath::finish_send(SendReq *r, int error) noexcept {
     if (r->handed_off) {
@@ -216,7 +181,7 @@ void DataPath::finish_send(SendReq *r, int error) noexcept {
         c.len = error != 0 ? r->iov.total : 0;
         c.src = FI_ADDR_NOTAVAIL;
         c.err = -error;
-        if (c.cq != nullptr) write_completion(c);
+        if (c.cq != nullptr) completions_.write(c);
     }
     if (cfg_.send_cntr != nullptr) {
         if (error == 0) cntr::on_completion(cfg_.send_cntr, r->iov.total);
@@ -251,7 +216,7 @@ ssize_t DataPath::cancel(void *context) noexcept {
                 --rx_posted_;
                 recv_pool_.put(r);
             }
-            if (c.cq != nullptr) write_completion(c);
+            if (c.cq != nullptr) completions_.write(c);
             return 0;
         }
     }
@@ -272,7 +237,7 @@ void DataPath::remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t t
         c.len = total;
         c.data = data;
         c.src = source_of(p);
-        write_completion(c);
+        completions_.write(c);
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include "runtime/av/binding.h"
 #include "runtime/proto/atomic_protocol.h"
+#include "runtime/proto/completion_writer.h"
 #include "runtime/proto/eager_protocol.h"
 #include "runtime/proto/match.h"
 #include "runtime/proto/message_handler.h"
@@ -262,7 +263,7 @@ class DataPath {
     size_t await_split_writers(int bound_ms) noexcept;
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
-        return !busy_.empty() || !overflow_.empty() || !retry_gets_.empty() ||
+        return !busy_.empty() || completions_.waiting() || !retry_gets_.empty() ||
                !retry_puts_.empty() || worker_->has_failures();
     }
     // A progress call that found nothing: readies the lane of the peer last sent to for the
@@ -579,22 +580,6 @@ class DataPath {
     // fi_writedata's (or an atomic's) remote CQ data, as an entry in the target's CQ.
     void remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t total) noexcept;
 
-    // --- Completions ---
-    struct Completion {
-        cq::Cq *cq;
-        void *context;
-        uint64_t flags;
-        size_t len;
-        uint64_t data;
-        uint64_t tag;
-        fi_addr_t src;
-        int err;      // 0, or a positive fi errno (an error completion)
-        size_t olen;  // FI_ETRUNC: bytes that did not fit
-        void *buf;    // FI_MULTI_RECV: where the message starts in the buffer
-        std::vector<uint8_t> err_data;  // FI_EADDRNOTAVAIL: the sender's address
-    };
-    void write_completion(const Completion &c) noexcept;
-    bool write_now(const Completion &c) noexcept;  // false: the CQ is full
 
     // The active messages this data path receives (message_handlers.cpp): each protocol
     // module's rows (MessageHandler), joined. A new message is an id in wire.h and one row in
@@ -678,7 +663,7 @@ class DataPath {
         std::vector<uint8_t> one_key;
     } rtr_scratch_;
     MatchQueues match_;  // posted receives and unexpected messages
-    std::deque<Completion> overflow_;  // completions a full CQ refused, in order
+    CompletionWriter completions_;  // written at once, or in order once the CQ has room
     std::unordered_map<void *, UnexpMsg *> claimed_;  // FI_PEEK | FI_CLAIM, by context
 
     // Rendezvous in flight, by the id their peer names them with (slot 0: none).

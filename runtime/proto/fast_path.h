@@ -75,13 +75,13 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
     // UCT copied it: complete when the call returns, FI_INJECT included.
     if (!inject && (!cfg_.tx_selective || (flags & FI_COMPLETION)) && cfg_.tx_cq != nullptr) {
         const uint64_t cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-        if (!overflow_.empty() || cfg_.tx_cq->write(context, cq_flags, 0, nullptr, 0, 0) != 0) {
+        if (completions_.waiting() || cfg_.tx_cq->write(context, cq_flags, 0, nullptr, 0, 0) != 0) {
             Completion c{};
             c.cq = cfg_.tx_cq;
             c.context = context;
             c.flags = cq_flags;
             c.src = FI_ADDR_NOTAVAIL;
-            write_completion(c);  // behind the completions a full CQ holds back
+            completions_.write(c);  // behind the completions a full CQ holds back
         }
     }
     if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, len);
@@ -237,7 +237,7 @@ inline void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flag
     // FI_SOURCE_ERR: a sender not in the AV makes this an error entry (the data is delivered).
     const bool unknown = cfg_.source_err && from == FI_ADDR_NOTAVAIL && sender != nullptr;
     if (msg_len <= r->iov.total && !unknown && r->completion && r->parent == nullptr &&
-        overflow_.empty() && cfg_.rx_cq != nullptr) {
+        !completions_.waiting() && cfg_.rx_cq != nullptr) {
         // The common case, straight into the CQ ring.
         const bool has_data = (wire_flags & wire::kHasData) != 0;
         if (cfg_.rx_cq->write(

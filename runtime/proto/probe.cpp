@@ -38,7 +38,7 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
     if (u == nullptr) {
         c.tag = tag;
         c.err = FI_ENOMSG;
-        if (c.cq != nullptr) write_completion(c);
+        if (c.cq != nullptr) completions_.write(c);
         return 0;
     }
     const bool has_data = (u->wire_flags & wire::kHasData) != 0;
@@ -63,7 +63,7 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
         match_.remove_unexpected(u);
         drop_unexpected(u);
     }
-    if (c.cq != nullptr) write_completion(c);
+    if (c.cq != nullptr) completions_.write(c);
     return 0;
 }
 
@@ -86,7 +86,7 @@ ssize_t DataPath::claim(const IovList &iov, void *context, uint64_t flags) noexc
         c.tag = u->tag;
         c.src = u->src < peers_.size() ? source_of(*peers_[u->src]) : FI_ADDR_NOTAVAIL;
         drop_unexpected(u);
-        if (c.cq != nullptr) write_completion(c);
+        if (c.cq != nullptr) completions_.write(c);
         return 0;
     }
     ssize_t rc = 0;

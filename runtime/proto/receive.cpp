@@ -217,7 +217,7 @@ ssize_t DataPath::recv(const IovList &iov, fi_addr_t src, void *context, uint64_
         else cntr::on_completion(cfg_.recv_cntr, msg_len);
     }
     c.flags |= retire_recv(r);
-    if ((completion || (c.flags & FI_MULTI_RECV)) && c.cq != nullptr) write_completion(c);
+    if ((completion || (c.flags & FI_MULTI_RECV)) && c.cq != nullptr) completions_.write(c);
 }
 
 uint64_t DataPath::retire_recv(RecvReq *r) noexcept {
@@ -249,7 +249,7 @@ void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len
     if (r->parent != nullptr) c.buf = r->iov.v[0].base;
     if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
     c.flags |= retire_recv(r);
-    if (c.cq != nullptr) write_completion(c);
+    if (c.cq != nullptr) completions_.write(c);
 }
 
 UnexpMsg *DataPath::new_unexpected(const wire::EagerHdr &h, uint64_t cq_data, size_t total,

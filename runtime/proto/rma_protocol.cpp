@@ -161,13 +161,13 @@ void RmaProtocol::finish_untracked_write(Peer &p, uint64_t len, int error) noexc
     dp_.refresh_eager_gate(p);
     --dp_.tx_outstanding_;
     if (error != 0 && dp_.cfg_.tx_cq != nullptr) {  // injected: only an error is reported
-        DataPath::Completion c{};
+        Completion c{};
         c.cq = dp_.cfg_.tx_cq;
         c.flags = FI_RMA | FI_WRITE;
         c.len = len;
         c.src = FI_ADDR_NOTAVAIL;
         c.err = -error;
-        dp_.write_completion(c);
+        dp_.completions_.write(c);
     }
     if (dp_.cfg_.write_cntr != nullptr) {
         if (error == 0) cntr::on_completion(dp_.cfg_.write_cntr, len);
@@ -274,14 +274,14 @@ void RmaProtocol::finish(SendReq *r, int error) noexcept {
         if (error == 0) dp_.target_.count(r->rma.data(), r->rma.size(), r->iov.total, FI_REMOTE_READ);
     } else {
         if (r->completion || error != 0) {
-            DataPath::Completion c{};
+            Completion c{};
             c.cq = dp_.cfg_.tx_cq;
             c.context = r->context;
             c.flags = r->cq_flags;
             c.len = error != 0 ? r->iov.total : 0;
             c.src = FI_ADDR_NOTAVAIL;
             c.err = -error;
-            if (c.cq != nullptr) dp_.write_completion(c);
+            if (c.cq != nullptr) dp_.completions_.write(c);
         }
         const bool writes = r->op == SendOp::kWrite ||
                             (r->op == SendOp::kAtomic && r->atomic_kind == 0);  // fi_atomic

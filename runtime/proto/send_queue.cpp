@@ -86,7 +86,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
                 c.context = context;
                 c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
                 c.src = FI_ADDR_NOTAVAIL;
-                write_completion(c);
+                completions_.write(c);
             }
             if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
             return 0;
