@@ -10,6 +10,7 @@
 
 #include "runtime/av/binding.h"
 #include "runtime/proto/atomic_protocol.h"
+#include "runtime/proto/cache_hints.h"
 #include "runtime/proto/completion_writer.h"
 #include "runtime/proto/eager_protocol.h"
 #include "runtime/proto/match.h"
@@ -266,27 +267,10 @@ class DataPath {
         return !busy_.empty() || completions_.waiting() || !retry_gets_.empty() ||
                !retry_puts_.empty() || worker_->has_failures();
     }
-    // A progress call that found nothing: readies the lane of the peer last sent to for the
-    // next send (AmLane::warm, where its FIFO head is not located; the usual wait of a
-    // ping-pong, an answer expected from it), for
-    // kWarmPolls empty polls after a send: a process that waits longer has no answer coming
-    // soon, and keeps its hands off a FIFO head other senders may be taking turns on.
-    void on_empty_poll() noexcept {
-        if (warm_polls_ == 0) return;
-        --warm_polls_;
-        if (last_sent_ < peers_.size()) peers_[last_sent_]->lane.warm();
-    }
-    // Where this endpoint stops sending for now (a progress call begins, a receive is
-    // posted): the FIFO head of the peer it last answered goes to the shared cache, where
-    // the peer's read of it on arrival finds it sooner (AmLane::demote). Nothing to do in
-    // the usual case: one load and a branch.
-    void flush_demote() noexcept {
-        if (demote_peer_ == kNoPeer) [[likely]]
-            return;
-        const uint32_t i = demote_peer_;
-        demote_peer_ = kNoPeer;
-        if (i < peers_.size() && peers_[i] && peers_[i]->lane.demote()) ++stats_.heads_demoted;
-    }
+    // A progress call that found nothing, and where this endpoint stops sending for now (a
+    // progress call begins, a receive is posted): the cache hints (cache_hints.h).
+    void on_empty_poll() noexcept { hints_.on_idle(); }
+    void flush_demote() noexcept { hints_.on_stop_sending(); }
     // Whether the endpoint's progress should call progress() now: pending work, or every so
     // many calls the peer checks (a counter, no clock read).
     bool wants_progress() noexcept {
@@ -413,7 +397,7 @@ class DataPath {
     // Inline: every arriving message asks, and the answer is almost always "connected".
     bool from_connected(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept {
         if (src < peers_.size() && peers_[src]->state == PeerState::kConnected) [[likely]] {
-            peers_[src]->lane.prime();  // (an answer to it is likely next)
+            hints_.on_arrival(*peers_[src]);  // (an answer to it is likely next)
             return true;
         }
         wireup_.hold_or_drop(src, id, data, length);
@@ -681,23 +665,13 @@ class DataPath {
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
     static constexpr int kGoodbyeIntakeRounds = 32;  // say_goodbye's progress calls, at most
     unsigned ticks_ = 0;
-    static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
-    uint32_t last_sent_ = kNoPeer;  // the peer the last short send went to (on_empty_poll)
-    uint32_t warm_polls_ = 0;       // empty polls that still warm its lane
-    // The peer whose FIFO head flush_demote() demotes: the last one answered (a send after
-    // its message arrived, AmLane::take_answer), until this side stops sending. Answering
-    // another peer first demotes the one before.
-    uint32_t demote_peer_ = kNoPeer;
+    // The shared-memory path's cache hints (cache_hints.h).
+    CacheHints hints_{peers_, stats_.heads_demoted};
     // After an eager message, a short write or a short atomic to `p` (sends that start
     // elsewhere, send(), rma() and atomic(), tell rx_slip_ there).
     void note_sent(Peer &p) noexcept {
-        last_sent_ = p.local_idx;
-        warm_polls_ = kWarmPolls;
         rx_slip_.on_send();
-        if (p.lane.take_answer()) [[unlikely]] {
-            if (demote_peer_ != p.local_idx) flush_demote();
-            demote_peer_ = p.local_idx;
-        }
+        hints_.on_send(p);
     }
     size_t partial_rx_ = 0;  // peers with a multi-fragment message partly arrived
     std::chrono::steady_clock::time_point next_check_{};
