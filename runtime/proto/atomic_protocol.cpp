@@ -111,28 +111,17 @@ ssize_t AtomicProtocol::start(uint8_t kind, int op, int datatype, size_t count, 
     r->iov.set(nullptr, 0);
     r->iov.total = bytes;  // what an error completion reports as its length
     r->result.assign(result);
-    r->op = SendOp::kAtomic;
-    r->fence = (flags & FI_FENCE) != 0;
+    r->begin(SendOp::kAtomic, p->local_idx, context, (flags & FI_FENCE) != 0);
     r->atomic_op = static_cast<uint8_t>(op);
     r->atomic_datatype = static_cast<uint8_t>(datatype);
     r->atomic_kind = kind;
     r->atomic_count = static_cast<uint32_t>(count);
-    r->peer = p->local_idx;
-    r->context = context;
     r->cq_flags = FI_ATOMIC | (fetch ? FI_READ : FI_WRITE);
     // fi_inject_atomic writes no completion; fi_atomicmsg & co. with FI_INJECT still do (the
     // fetching ones have no other way to say their result is there).
     r->completion = !inject_call && (!dp_.cfg_.tx_selective || (flags & FI_COMPLETION));
-    r->confirm = false;
-    r->offset = 0;
-    r->started = false;
-    r->status = 0;
-    r->done = false;
-    r->announcing = false;
-    r->comp.uct.count = 0;
     r->rma_flags = (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
-    r->injected = false;  // (not read for atomics; a pooled record keeps it otherwise)
     return dp_.submit(*p, r);
 }
 

@@ -228,6 +228,22 @@ struct SendReq {
     RndvCompletion comp;                // kRndvPut: the puts
     int status = 0;                     // the error it completes with (0: none)
 
+    // A new operation of kind `kind` to peer index `to` (`ctx`: its context; FI_FENCE): the
+    // fields every kind sets the same way reset; the caller sets its kind's own.
+    void begin(SendOp kind, uint32_t to, void *ctx, bool fenced) noexcept {
+        op = kind;
+        peer = to;
+        context = ctx;
+        fence = fenced;
+        confirm = false;
+        injected = false;
+        offset = 0;
+        started = false;
+        status = 0;
+        done = false;
+        announcing = false;
+        comp.uct.count = 0;
+    }
     // The operation's local buffers: `data` itself, or (FI_INJECT: the caller may reuse them
     // at once) a copy in `copy`. May throw std::bad_alloc.
     void take_buffers(const IovList &data, bool inject) {

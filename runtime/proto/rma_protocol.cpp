@@ -124,19 +124,9 @@ ssize_t RmaProtocol::start(SendOp op, const IovList &local, const wire::RmaSeg *
         dp_.send_pool_.put(r);
         return -FI_ENOMEM;
     }
-    r->op = op;
-    r->fence = (flags & FI_FENCE) != 0;
-    r->peer = p->local_idx;
-    r->context = context;
+    r->begin(op, p->local_idx, context, (flags & FI_FENCE) != 0);
     r->cq_flags = FI_RMA | (write ? FI_WRITE : FI_READ);
     r->completion = completion;
-    r->confirm = false;
-    r->offset = 0;
-    r->started = false;
-    r->status = 0;
-    r->done = false;
-    r->announcing = false;
-    r->comp.uct.count = 0;
     r->rma_flags = write && (flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kRmaHasData} : 0u;
     r->rma_data = data;
     r->rma_received = 0;
@@ -464,19 +454,10 @@ void RmaProtocol::handle_read_request(const uint8_t *data, size_t length) noexce
         send_read_answer(p, v.h.id, -FI_ENOMEM, 0);
         return;
     }
-    r->op = SendOp::kReadResp;
-    r->fence = false;
-    r->peer = p.local_idx;
+    r->begin(SendOp::kReadResp, p.local_idx, nullptr, false);
     r->peer_id = v.h.id;
     r->iov.assign(where);
-    r->context = nullptr;
     r->completion = false;
-    r->confirm = false;
-    r->offset = 0;
-    r->started = false;
-    r->status = 0;
-    r->done = false;
-    r->announcing = false;
     if (p.queue.empty() && p.ctrl.empty()) {
         const tx::Status s = dp_.push(p, *r);
         if (s == tx::kOk) {

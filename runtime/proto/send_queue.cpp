@@ -108,20 +108,14 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }
-    r->op = SendOp::kMessage;
-    r->fence = (flags & FI_FENCE) != 0;
-    r->peer = p->local_idx;
+    r->begin(SendOp::kMessage, p->local_idx, context, (flags & FI_FENCE) != 0);
     r->tag = tag;
     r->data = data;
     r->wire_flags = wire_flags;
-    r->context = context;
     r->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
     r->completion = completion;
     r->confirm = confirm;
     r->injected = (flags & FI_INJECT) != 0;
-    r->offset = 0;
-    r->started = false;
-    r->status = 0;
     return submit(*p, r, relieved);
 }
 
