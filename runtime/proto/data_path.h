@@ -598,6 +598,10 @@ class DataPath {
     friend class Wireup;
     friend class EagerProtocol;
     friend class RndvProtocol;
+    friend class RndvGet;
+    friend class RndvSplit;
+    friend class RndvPut;
+    friend class RndvAm;
     friend class AtomicProtocol;
     friend class RmaProtocol;
     friend class RmaZcopyProtocol;

@@ -184,11 +184,7 @@ tx::Status RndvProtocol::start_send(Peer &p, SendReq &r) noexcept {
         rts.segments = static_cast<uint8_t>(segs.size());
         rts.transport = zcopy != nullptr ? zcopy->code : tx::kNoTransport;
         rts.rkey_len = rkey_len;
-        // The receiver may have us write part (SPLIT) where we can write over that transport.
-        if (get && zcopy->copies_on_cpu && dp_.rma_iface(zcopy->code, tx::RmaKind::kPut) != nullptr &&
-            tx::zcopy_permitted(*zcopy)) {
-            rts.flags = wire::kRtsSenderPuts;
-        }
+        if (get && split_.offer(*zcopy)) rts.flags = wire::kRtsSenderPuts;
         append_bytes(m, &rts, sizeof rts);
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
         append_bytes(m, keys.data(), keys.size());
@@ -350,91 +346,12 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
         if (dp_.rndv_recvs_[slot] == r) finish_recv(r);  // (else the ack failed the peer,
         return;                                           // which finished it)
     }
-    if (info.protocol == wire::kRndvGet && dp_.open_rma(p, info.transport, tx::RmaKind::kGet) &&
-        dp_.unpack_keys(p, info, r->keys) &&
-        (!p.rma.iface().md_needs_memh ||
-         dp_.register_buffers(p.rma.iface(), r->iov, r->length, r->regions))) {
-        r->rndv_protocol = wire::kRndvGet;
-        r->segments.swap(info.segments);  // (the record's old capacity becomes the scratch's)
-        ++dp_.stats_.rndv_get;
-        if (!start_split(p, r, info)) dp_.issue_gets(r);
-        return;
-    }
+    // The receiver chooses: reading the sender's buffers (GET, which SPLIT may share), else
+    // having the sender write ours where its transport is ours too (PUT), else the stream (AM).
+    if (get_.start(p, r, info)) return;
     r->keys.clear();
-    // PUT, or a GET this side cannot do: the sender is asked to write instead, when its
-    // transport is ours too; else to stream the data.
-    if (info.protocol != wire::kRndvAm && send_rtr_put(p, r, info)) {
-        ++dp_.stats_.rndv_put;
-        return;
-    }
-    ++dp_.stats_.rndv_am;
-    send_rtr_am(p, r);
-}
-
-bool RndvProtocol::start_split(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
-    if (dp_.cfg_.rndv_split == 0 || r->length < dp_.cfg_.rndv_split ||
-        !(info.flags & wire::kRtsSenderPuts)) {
-        return false;
-    }
-    // Both halves over one transport: the sender writes with the interface we read with, one
-    // whose copies the CPU makes.
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
-    if (oi == nullptr || oi != &p.rma.iface() || !oi->copies_on_cpu) return false;
-    // On a page boundary: no page is pinned by both copies.
-    const size_t split = (r->length / 2) & ~size_t{4095};
-    if (split == 0) return false;
-    std::vector<tx::LocalRegion> regions;
-    ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
-    if (m == nullptr ||
-        !dp_.build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot,
-                           m->bytes, split)) {
-        dp_.drop_ctrl(m);
-        return false;  // (the GET's own registrations stay)
-    }
-    r->regions.swap(regions);  // the same interface's: they serve our gets too
-    r->rndv_protocol = wire::kRndvSplit;
-    r->get_end = split;
-    ++dp_.stats_.rndv_split;
-    // RTR first: the sender copies its part while we copy ours.
-    const uint32_t slot = r->rndv_slot;
-    dp_.send_ctrl(p, m);
-    if (dp_.rndv_recvs_[slot] != r) return true;  // sending failed the peer, which finished it
-    dp_.issue_gets(r);
-    return true;
-}
-
-bool RndvProtocol::send_rtr_put(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
-    // Only registration happens here: the sender connects and writes.
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
-    ControlMsg *m = oi != nullptr ? dp_.new_ctrl(wire::kAmRtr, 0) : nullptr;
-    if (m == nullptr ||
-        !dp_.build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot,
-                           m->bytes)) {
-        dp_.drop_ctrl(m);
-        return false;
-    }
-    r->rndv_protocol = wire::kRndvPut;
-    dp_.send_ctrl(p, m);
-    return true;
-}
-
-void RndvProtocol::send_rtr_am(Peer &p, RecvReq *r) noexcept {
-    r->rndv_protocol = wire::kRndvAm;
-    wire::RtrHdr h{};
-    h.src = p.remote_idx;
-    h.protocol = wire::kRndvAm;
-    h.send_id = r->send_id;
-    h.recv_id = r->rndv_slot;
-    h.length = r->length;
-    if (ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, sizeof h)) {
-        std::memcpy(m->bytes.data() + 1, &h, sizeof h);
-        dp_.send_ctrl(p, m);
-    } else {
-        r->status = -FI_ENOMEM;
-        const uint32_t slot = r->rndv_slot;
-        dp_.send_ack(p, wire::kAmAts, r->send_id, r->status);
-        if (dp_.rndv_recvs_[slot] == r) finish_recv(r);  // (else the ack failed the peer)
-    }
+    if (info.protocol != wire::kRndvAm && put_.start(p, r, info)) return;
+    am_.start(p, r);
 }
 
 void RndvProtocol::finish_recv(RecvReq *r) noexcept {
@@ -488,7 +405,7 @@ void RndvProtocol::handle_rtr(const uint8_t *data, size_t length) noexcept {
         (r->op != SendOp::kMessage && (!write || split || !put_rtr || h.length != r->iov.total ||
                                        r->rndv_protocol != wire::kRndvPut)) ||
         (split && (r->rndv_protocol != wire::kRndvGet || p.rma_iface == SIZE_MAX))) {
-        ++dp_.stats_.dropped_malformed;  // unknown, dp_.answered twice, or a length it cannot take
+        ++dp_.stats_.dropped_malformed;  // unknown, answered twice, or a length it cannot take
         return;
     }
     r->recv_id = h.recv_id;
@@ -496,82 +413,10 @@ void RndvProtocol::handle_rtr(const uint8_t *data, size_t length) noexcept {
     r->rndv_protocol = h.protocol;
     r->put_base = 0;
     if (put_rtr) {
-        bool ok = false;
-        try {
-            const uint8_t *at = data + sizeof h;
-            r->remote.resize(h.segments);
-            std::memcpy(r->remote.data(), at, h.segments * sizeof(wire::Segment));
-            at += h.segments * sizeof(wire::Segment);
-            RtsInfo keys;
-            keys.segments = r->remote;
-            keys.rkey_len = h.rkey_len;
-            keys.rkeys.assign(at, data + length);
-            uint64_t sum = 0;
-            bool sane = true;
-            for (const auto &s : r->remote) {
-                sane = sane && s.len != 0 && s.len <= h.length - sum;
-                if (sane) sum += s.len;
-            }
-            if (split) {
-                // Ours from the split point on; the receiver reads the rest through the
-                // registrations RTS named, which stay.
-                r->put_base = h.length - sum;
-                if (!sane || r->put_base == 0 || sum == 0 ||
-                    h.transport != dp_.worker_->ifaces()[p.rma_iface]->code) {
-                    // Not an answer to what we offered: dropped, and the send waits on. Its
-                    // receive, if there is one, fails rather than wait for our half forever.
-                    dp_.send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
-                    if (dp_.send_by_id(h.send_id, h.src) != r) return;  // the ack failed the peer
-                    r->recv_id = 0;
-                    r->length = 0;
-                    r->rndv_protocol = wire::kRndvGet;
-                    r->put_base = 0;
-                    r->remote.clear();
-                    ++dp_.stats_.dropped_malformed;
-                    return;
-                }
-            } else {
-                r->regions.clear();
-                sane = sane && sum == h.length;
-            }
-            ok = sane && dp_.open_rma(p, h.transport, tx::RmaKind::kPut) && dp_.unpack_keys(p, keys, r->keys) &&
-                 (!p.rma.iface().md_needs_memh || !r->regions.empty() ||
-                  dp_.register_buffers(p.rma.iface(), r->iov, r->length, r->regions));
-        } catch (const std::bad_alloc &) {
-            ok = false;
-        }
-        if (!ok) {
-            UFI_LOG_INFO(Subsys::EpData, "{} to {}: cannot write the {}'s buffers",
-                         write ? "RMA write" : "rendezvous", tx::address::describe(p.address),
-                         write ? "target" : "receiver");
-            r->status = -FI_EIO;
-            if (split) {
-                // The receiver may still be reading our buffers: ATS ends it (dp_.puts_done).
-                r->rndv_protocol = wire::kRndvSplit;
-                r->offset = r->length;
-                r->comp.uct.count = 0;
-                dp_.puts_done(r);
-                return;
-            }
-            const uint32_t slot = r->rndv_slot;
-            dp_.send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r->recv_id, r->status);
-            if (dp_.rndv_sends_[slot] == r) dp_.finish_send_rndv(r);  // (else the ack failed the peer)
-            return;
-        }
-        r->offset = r->put_base;
-        r->comp.uct.count = 0;
-        r->comp.uct.status = transports::Status::kOk;
-        r->comp.owner = &dp_;
-        r->comp.req = r;
-        dp_.issue_puts(r);
-        return;
+        put_.on_rtr(p, *r, h, data, length);
+    } else {
+        am_.on_rtr(p, *r);
     }
-    // AM: stream the data into the receiver's buffer, from this peer's send queue.
-    r->streaming = true;
-    r->offset = 0;
-    if (r->announcing) return;  // still at the queue's front: the RTS call goes on with it
-    p.queue.push_back(r);
-    dp_.mark_busy(p);
 }
 
 void RndvProtocol::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept {
@@ -585,9 +430,7 @@ void RndvProtocol::handle_ack(uint8_t id, const uint8_t *data, size_t length) no
         SendReq *r = dp_.send_by_id(a.id, a.src);
         if (r != nullptr && r->op == SendOp::kMessage && r->rndv &&
             r->rndv_protocol == wire::kRndvSplit && !r->split_acked) {
-            r->split_acked = true;
-            if (status != 0 && r->status == 0) r->status = status;
-            if (r->split_copied) dp_.finish_send_rndv(r);  // else its puts finish it
+            split_.on_ats(*r, status);
             return;
         }
         if (r == nullptr || r->recv_id != 0) {
@@ -605,57 +448,11 @@ void RndvProtocol::handle_ack(uint8_t id, const uint8_t *data, size_t length) no
         ++dp_.stats_.dropped_malformed;
         return;
     }
-    if (status != 0 && r->status == 0) r->status = status;
     if (split) {
-        r->split_acked = true;
-        if (!r->split_copied) return;  // our gets finish it
+        split_.on_atp(*r, status);
+    } else {
+        put_.on_atp(*r, status);
     }
-    if (r->status == 0) r->received = r->length;
-    finish_recv(r);
-}
-
-void RndvProtocol::handle_data(const uint8_t *data, size_t length) noexcept {
-    wire::DataHdr h;
-    if (length < sizeof h) {
-        ++dp_.stats_.dropped_malformed;
-        return;
-    }
-    std::memcpy(&h, data, sizeof h);
-    if (!dp_.from_connected(h.src, wire::kAmRndvData, data, length)) return;
-    RecvReq *r = dp_.recv_by_id(h.recv_id, h.src);
-    const size_t len = length - sizeof h;
-    if (r == nullptr || r->rndv_protocol != wire::kRndvAm || h.offset != r->received || len == 0 ||
-        len > r->length - r->received) {
-        ++dp_.stats_.dropped_malformed;
-        return;
-    }
-    r->iov.copy_in(h.offset, data + sizeof h, len);
-    r->received += len;
-    if (r->received == r->length) finish_recv(r);
-}
-
-tx::Status RndvProtocol::push_data(Peer &p, SendReq &r) noexcept {
-    struct Args {
-        wire::DataHdr h;
-        const IovList *iov;
-        size_t len;
-    };
-    const size_t chunk = p.lane.max_bcopy() - sizeof(wire::DataHdr);
-    while (r.offset < r.length) {
-        Args a{{p.remote_idx, 0, r.recv_id, r.offset}, &r.iov, std::min(r.length - r.offset, chunk)};
-        const ssize_t rc = p.lane.send_bcopy(
-            wire::kAmRndvData,
-            [](void *dest, void *arg) -> size_t {
-                const auto *x = static_cast<const Args *>(arg);
-                std::memcpy(dest, &x->h, sizeof x->h);
-                x->iov->copy_out(x->h.offset, static_cast<uint8_t *>(dest) + sizeof x->h, x->len);
-                return sizeof x->h + x->len;
-            },
-            &a);
-        if (rc < 0) return static_cast<tx::Status>(rc);
-        r.offset += a.len;
-    }
-    return tx::kOk;
 }
 
 std::span<const MessageHandler> RndvProtocol::handlers() noexcept {

@@ -171,13 +171,7 @@ void DataPath::gets_done(RecvReq *r) noexcept {
     const uint32_t slot = r->rndv_slot;
     send_ack(p, wire::kAmAts, r->send_id, r->status);
     if (rndv_recvs_[slot] != r) return;  // the ack failed the peer, which finished it
-    if (r->rndv_protocol == wire::kRndvSplit) {
-        r->split_copied = true;
-        // The sender's puts may still be landing in the buffer: it is the application's again
-        // with ATP (or with the sender's failure).
-        if (!r->split_acked && p.state != PeerState::kFailed) return;
-        if (r->status == 0) r->received = r->length;
-    }
+    if (r->rndv_protocol == wire::kRndvSplit && !rndv_.split().gets_done(p, *r)) return;
     rndv_.finish_recv(r);
 }
 
@@ -322,11 +316,7 @@ void DataPath::puts_done(SendReq *r) noexcept {
     const uint32_t slot = r->rndv_slot;
     send_ack(p, wire::kAmAtp, r->recv_id, r->status);
     if (rndv_sends_[slot] != r) return;  // the ack failed the peer, which finished it
-    if (r->rndv_protocol == wire::kRndvSplit) {
-        r->split_copied = true;
-        // The receiver may still be reading our buffers: its ATS (or its failure) ends it.
-        if (!r->split_acked && p.state != PeerState::kFailed) return;
-    }
+    if (r->rndv_protocol == wire::kRndvSplit && !rndv_.split().puts_done(p, *r)) return;
     finish_send_rndv(r);
 }
 
