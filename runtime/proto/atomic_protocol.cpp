@@ -126,7 +126,7 @@ ssize_t AtomicProtocol::start(uint8_t kind, int op, int datatype, size_t count, 
 }
 
 tx::Status AtomicProtocol::push(Peer &p, SendReq &r) noexcept {
-    if (r.rndv_slot == 0 && !dp_.take_send_slot(r)) return transports::Status::kNoMemory;
+    if (r.rndv_slot == 0 && !dp_.zcopy_.take_send_slot(r)) return transports::Status::kNoMemory;
     AtomicArgs a{{p.remote_idx, r.rma_flags, r.rndv_slot, r.rma_data, r.atomic_count, r.atomic_op,
                   r.atomic_datatype, r.atomic_kind, static_cast<uint8_t>(r.rma.size())},
                  &r.rma,
@@ -160,7 +160,7 @@ void AtomicProtocol::handle_answer(const uint8_t *data, size_t length) noexcept 
     } else if (len != 0) {
         r->result.copy_in(0, data + sizeof h, len);
     }
-    dp_.finish_send_rndv(r);
+    dp_.zcopy_.finish_send_rndv(r);
 }
 
 // ---------------------------------------------------------------------------------------

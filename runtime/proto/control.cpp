@@ -115,12 +115,21 @@ SendReq *DataPath::answered(const uint8_t *data, size_t length, SendOp op,
     std::memcpy(&h, data, sizeof h);
     const uint8_t id = op == SendOp::kRead ? wire::kAmRmaReadResp : wire::kAmAtomicResp;
     if (!from_connected(h.src, id, data, length)) return nullptr;
-    SendReq *r = send_by_id(h.id, h.src);
+    SendReq *r = zcopy_.send_by_id(h.id, h.src);
     if (r == nullptr || r->op != op || !r->started) {
         ++stats_.dropped_malformed;
         return nullptr;
     }
     return r;
+}
+
+bool DataPath::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept {
+    if (length != sizeof a) {
+        ++stats_.dropped_malformed;
+        return false;
+    }
+    std::memcpy(&a, data, sizeof a);
+    return from_connected(a.src, id, data, length);
 }
 
 }  // namespace ufi::runtime::proto

@@ -117,13 +117,7 @@ DataPath::~DataPath() {
     // the lanes close with the peers, before the worker that owns their ifaces. A lane's
     // zero-copy operations still in flight end as it closes (ucx_handles.h), calling their
     // completions: those then do nothing (the records stay until the pools go).
-    const auto nothing = [](transports::Completion *) {};
-    for (SendReq *r : rndv_sends_) {
-        if (r != nullptr) r->comp.uct.func = nothing;
-    }
-    for (RecvReq *r : rndv_recvs_) {
-        if (r != nullptr) r->comp.uct.func = nothing;
-    }
+    zcopy_.detach_completions();
     peers_.clear();
 }
 
@@ -133,7 +127,7 @@ unsigned DataPath::progress() noexcept {
     done += wireup_.progress();
     if ((ticks_ & kCheckTicks) == 0) check_peers_if_due();
     done += completions_.flush();
-    if (!retry_gets_.empty() || !retry_puts_.empty()) done += retry_rndv();
+    if (zcopy_.has_retries()) done += zcopy_.retry();
     // Peers drained here may queue more (a handler run by progress): those wait for the next
     // call.
     done += busy_.take_each([this](uint32_t idx) {
@@ -187,7 +181,7 @@ void DataPath::finish_send(SendReq *r, int error) noexcept {
         if (error == 0) cntr::on_completion(cfg_.send_cntr, r->iov.total);
         else cntr::on_error(cfg_.send_cntr);
     }
-    release_send_slot(*r);
+    zcopy_.release_send_slot(*r);
     r->copy.clear();
     --tx_outstanding_;
     send_pool_.put(r);

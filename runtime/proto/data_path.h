@@ -25,6 +25,7 @@
 #include "runtime/proto/target_access.h"
 #include "runtime/proto/wire.h"
 #include "runtime/proto/wireup.h"
+#include "runtime/proto/zcopy_transfers.h"
 #include "transports/address.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
@@ -264,8 +265,8 @@ class DataPath {
     size_t await_split_writers(int bound_ms) noexcept;
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
-        return !busy_.empty() || completions_.waiting() || !retry_gets_.empty() ||
-               !retry_puts_.empty() || worker_->has_failures();
+        return !busy_.empty() || completions_.waiting() || zcopy_.has_retries() ||
+               worker_->has_failures();
     }
     // A progress call that found nothing, and where this endpoint stops sending for now (a
     // progress call begins, a receive is posted): the cache hints (cache_hints.h).
@@ -283,7 +284,7 @@ class DataPath {
     bool needs_peer_checks() const noexcept {
         return cfg_.peer_check_ms > 0 &&
                (tx_outstanding_ > 0 || partial_rx_ > 0 ||
-                rndv_recvs_.size() > free_recv_slots_.size() + 1);
+                zcopy_.receiving());
     }
     int peer_check_interval_ms() const noexcept { return cfg_.peer_check_ms; }
 
@@ -486,30 +487,10 @@ class DataPath {
     // --- Peer failures (failures.cpp) ---
     // Fails the peers whose UCT endpoints the transports reported broken, and destroys them.
     void handle_failures() noexcept;
+    // A receive completes with error `err` (a positive fi errno) after `len` bytes.
+    void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
-    // --- Zero-copy transfers and operations in flight by id (zcopy_transfers.cpp; the rendezvous
-    // protocol: rndv_protocol.h; RMA zero copy: rma_zcopy.h) ---
-    // The iface of `transport` that does `kind` with registered memory; nullptr if none.
-    transports::OpenIface *rma_iface(transports::TransportCode transport,
-                                     transports::RmaKind kind) noexcept;
-    // The iface zero copy of `kind` over `transport` to p goes on: its AM lane's when that
-    // lane is over it and serves it (open_rma then shares the lane), else rma_iface()'s.
-    const transports::OpenIface *zcopy_iface(const Peer &p, transports::TransportCode transport,
-                                             transports::RmaKind kind) noexcept;
-    // Connects the peer's zero-copy lane over `transport` (kept while the peer lives), or
-    // shares its AM lane (zcopy_iface). false for kNoTransport.
-    bool open_rma(Peer &p, transports::TransportCode transport, transports::RmaKind kind) noexcept;
-    // Registers iov's buffers (up to `length` bytes) on `iface`'s memory domain.
-    static bool register_buffers(const transports::OpenIface &iface, const IovList &iov,
-                                 size_t length, std::vector<transports::LocalRegion> &out) noexcept;
-    // Gives r a slot in the table of operations the peer answers by id (rndv_sends_); false
-    // when memory runs out.
-    bool take_send_slot(SendReq &r) noexcept;
-    void release_send_slot(SendReq &r) noexcept;
-    // A rendezvous finished (ATS, ATP sent, the streamed data handed over, an error).
-    void finish_send_rndv(SendReq *r) noexcept;
-    SendReq *send_by_id(uint64_t id, uint32_t peer) noexcept;
-    RecvReq *recv_by_id(uint64_t id, uint32_t peer) noexcept;
+    // --- Control messages (control.cpp) ---
     // A control message from the pool: byte 0 `id`, then `payload` bytes for the caller to
     // fill (a builder may also resize it), to be given to send_ctrl() or back by drop_ctrl();
     // nullptr when memory runs out.
@@ -523,29 +504,9 @@ class DataPath {
     void send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept;
     // Sends queued control messages; false while the lane has no room.
     bool drain_ctrl(Peer &p) noexcept;
-    bool unpack_keys(Peer &p, const RtsInfo &info, std::vector<transports::PeerKey> &keys) noexcept;
-    void issue_gets(RecvReq *r) noexcept;
-    void gets_done(RecvReq *r) noexcept;
-    // RTR (kRndvPut, or kRndvSplit with `from` > 0) in `m` (byte 0 its AM id): [iov, +length)
-    // registered on `oi` into `regions`, its bytes from `from` on named as segments with
-    // their packed keys, for `oi`'s transport. false (and nothing registered) when a buffer
-    // does not register or the message exceeds the lane.
-    bool build_rtr_put(Peer &p, const transports::OpenIface &oi, const IovList &iov,
-                       size_t length, std::vector<transports::LocalRegion> &regions,
-                       uint64_t send_id, uint64_t recv_id,
-                       std::vector<uint8_t> &m, size_t from = 0) noexcept;
-    void issue_puts(SendReq *r) noexcept;
-    void puts_done(SendReq *r) noexcept;
     // An AckHdr message (ATS, ATP, RMA_ACK, RMA_WRITE_DONE) in `a`: false (dropped, counted)
     // when malformed or from no connected peer.
     bool parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept;
-    // Gets and puts a full lane refused, issued again from progress.
-    unsigned retry_rndv() noexcept;
-    // The peer failed: its rendezvous transfers complete with its error (those with zero-copy
-    // operations in flight when they complete, unless `force`: their endpoint is gone).
-    void fail_rndv(Peer &p, bool force = false) noexcept;
-    // A receive completes with error `err` (a positive fi errno) after `len` bytes.
-    void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
     // --- What the protocol modules share (control.cpp, data_path.cpp) ---
     // One message of `n` >= 8 staged bytes as an am_short (the caller checked the lane's
@@ -605,6 +566,10 @@ class DataPath {
     friend class AtomicProtocol;
     friend class RmaProtocol;
     friend class RmaZcopyProtocol;
+    friend class ZcopyTransfers;
+    // The zero-copy transfers and the operations in flight by id (zcopy_transfers.h), a
+    // service the modules below use.
+    ZcopyTransfers zcopy_{*this};
     Wireup wireup_{*this};
     EagerProtocol eager_{*this};
     RndvProtocol rndv_{*this};
@@ -644,23 +609,9 @@ class DataPath {
     Pool<RecvReq> recv_pool_;
     Pool<UnexpMsg> unexp_pool_;
     Pool<ControlMsg> ctrl_pool_;
-    // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
-    struct RtrScratch {
-        std::vector<wire::Segment> segs;
-        std::vector<uint8_t> keys;
-        std::vector<uint8_t> one_key;
-    } rtr_scratch_;
     MatchQueues match_;  // posted receives and unexpected messages
     CompletionWriter completions_;  // written at once, or in order once the CQ has room
     std::unordered_map<void *, UnexpMsg *> claimed_;  // FI_PEEK | FI_CLAIM, by context
-
-    // Rendezvous in flight, by the id their peer names them with (slot 0: none).
-    std::vector<SendReq *> rndv_sends_;
-    std::vector<uint32_t> free_send_slots_;
-    std::vector<RecvReq *> rndv_recvs_;
-    std::vector<uint32_t> free_recv_slots_;
-    std::vector<RecvReq *> retry_gets_;
-    std::vector<SendReq *> retry_puts_;
 
     DataPathStats stats_;
     uint64_t rx_data_msgs_ = 0;  // data messages arrived (trampoline<..., true>)

@@ -114,7 +114,7 @@ transports::Status EagerProtocol::send_zcopy(Peer &p, SendReq &r) noexcept {
     };
     r.comp.uct.count = 1;
     r.comp.uct.status = transports::Status::kOk;
-    r.comp.owner = &dp_;
+    r.comp.owner = &dp_.zcopy_;
     r.comp.req = &r;
     r.recv_id = 1;  // an operation in flight: a failure of the peer waits for its completion
     const transports::Status s =
@@ -127,7 +127,7 @@ transports::Status EagerProtocol::send_zcopy(Peer &p, SendReq &r) noexcept {
     }
     r.comp.uct.count = 0;
     r.recv_id = 0;
-    dp_.release_send_slot(r);
+    dp_.zcopy_.release_send_slot(r);
     return s;  // kOk (complete), kNoResource (retried from the queue), or the lane's error
 }
 

@@ -61,7 +61,7 @@ void DataPath::handle_failures() noexcept {
             p.lane.reset();
             p.aux.reset();
             p.p2p.reset();
-            fail_rndv(p, true);
+            zcopy_.fail(p, true);
             break;
         }
     }
@@ -81,7 +81,7 @@ void DataPath::drop_gone_peer(Peer &p) noexcept {
     p.lane.reset();
     p.aux.reset();
     p.p2p.reset();
-    fail_rndv(p, true);
+    zcopy_.fail(p, true);
     for (List<UnexpMsg> *q : {&match_.unexpected(true), &match_.unexpected(false)}) {
         for (UnexpMsg *u = q->front(); u != nullptr; u = u->hook.next) {
             if (u->src == p.local_idx && u->rts) u->sender_gone = true;
@@ -146,11 +146,10 @@ size_t DataPath::await_split_writers(int bound_ms) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
     auto waiting = [this] {
         size_t n = 0;
-        for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
-            const RecvReq *r = rndv_recvs_[i];
-            n += r != nullptr && r->rndv_protocol == wire::kRndvSplit && !r->split_acked &&
-                 peers_[r->peer]->state == PeerState::kConnected;
-        }
+        zcopy_.each_recv([&](const RecvReq &r) {
+            n += r.rndv_protocol == wire::kRndvSplit && !r.split_acked &&
+                 peers_[r.peer]->state == PeerState::kConnected;
+        });
         return n;
     };
     size_t n = waiting();

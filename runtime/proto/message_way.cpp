@@ -47,7 +47,7 @@ transports::Status DataPath::push_message(Peer &p, SendReq &r) noexcept {
         way = way_of(p, r);
         // (A zero-copy message is in a send slot while in flight, where a failed peer's
         // transfers are found; without one it goes as fragments.)
-        if (way == MessageWay::kZeroCopy && r.rndv_slot == 0 && !take_send_slot(r)) {
+        if (way == MessageWay::kZeroCopy && r.rndv_slot == 0 && !zcopy_.take_send_slot(r)) {
             way = MessageWay::kFragments;
         }
     }

@@ -129,7 +129,7 @@ void DataPath::fail_peer(Peer &p, int error) {
     while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
     drop_queued_ctrl(p);
     p.held.clear();  // (what it sent before the connection dies with it)
-    fail_rndv(p);
+    zcopy_.fail(p);
     // A message that was arriving from it is lost: its receive completes with the error.
     if (p.rx_recv != nullptr) {
         RecvReq *r = p.rx_recv;

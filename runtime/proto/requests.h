@@ -127,13 +127,13 @@ struct RtsInfo {
     uint16_t rkey_len = 0;
 };
 
-class DataPath;
+class ZcopyTransfers;
 
 // A rendezvous's zero-copy operations, counted: UCT calls `uct.func` for each one it did not
 // finish at once; `req` is the SendReq or RecvReq they belong to.
 struct RndvCompletion {
     transports::Completion uct{};
-    DataPath *owner = nullptr;
+    ZcopyTransfers *owner = nullptr;
     void *req = nullptr;
 };
 

@@ -182,9 +182,9 @@ tx::Status RmaProtocol::push(Peer &p, SendReq &r) noexcept {
     }
     const size_t hdr_len = sizeof(wire::RmaHdr) + r.rma.size() * sizeof(wire::RmaSeg);
     if (p.lane.max_bcopy() <= hdr_len) return transports::Status::kUnsupported;
-    if (r.rndv_slot == 0 && !dp_.take_send_slot(r)) return transports::Status::kNoMemory;
+    if (r.rndv_slot == 0 && !dp_.zcopy_.take_send_slot(r)) return transports::Status::kNoMemory;
     // Over `self` the target's answer arrives inside the send call: it must not finish r
-    // under us (dp_.finish_send_rndv() marks it done instead).
+    // under us (dp_.zcopy_.finish_send_rndv() marks it done instead).
     r.announcing = true;
     tx::Status s = tx::kOk;
     // The request is marked sent before the call: over `self` the answer arrives inside it.
@@ -282,7 +282,7 @@ void RmaProtocol::finish(SendReq *r, int error) noexcept {
         }
         --dp_.tx_outstanding_;
     }
-    dp_.release_send_slot(*r);
+    dp_.zcopy_.release_send_slot(*r);
     r->copy.clear();
     r->rma.clear();
     r->result.count = r->result.total = 0;
@@ -302,13 +302,13 @@ void RmaProtocol::handle_ack(const uint8_t *data, size_t length) noexcept {
         finish_untracked_write(p, a.id & ~wire::kRmaUntracked, status_from_wire(a.status));
         return;
     }
-    SendReq *r = dp_.send_by_id(a.id, a.src);
+    SendReq *r = dp_.zcopy_.send_by_id(a.id, a.src);
     if (r == nullptr || r->op != SendOp::kWrite || !r->started || r->offset != r->iov.total) {
         ++dp_.stats_.dropped_malformed;
         return;
     }
     r->status = status_from_wire(a.status);
-    dp_.finish_send_rndv(r);
+    dp_.zcopy_.finish_send_rndv(r);
 }
 
 void RmaProtocol::handle_read_answer(const uint8_t *data, size_t length) noexcept {
@@ -318,12 +318,12 @@ void RmaProtocol::handle_read_answer(const uint8_t *data, size_t length) noexcep
     const size_t len = length - sizeof h;
     if (h.status != 0) {
         r->status = status_from_wire(h.status);
-        dp_.finish_send_rndv(r);
+        dp_.zcopy_.finish_send_rndv(r);
         return;
     }
     if (r->rndv_protocol == wire::kRndvPut && len == 0 && h.offset == r->iov.total) {
         r->rma_received = r->iov.total;  // the target wrote it all (zero copy)
-        dp_.finish_send_rndv(r);
+        dp_.zcopy_.finish_send_rndv(r);
         return;
     }
     if (h.offset != r->rma_received || len > r->iov.total - r->rma_received) {
@@ -332,7 +332,7 @@ void RmaProtocol::handle_read_answer(const uint8_t *data, size_t length) noexcep
     }
     r->iov.copy_in(h.offset, data + sizeof h, len);
     r->rma_received += len;
-    if (r->rma_received == r->iov.total) dp_.finish_send_rndv(r);
+    if (r->rma_received == r->iov.total) dp_.zcopy_.finish_send_rndv(r);
 }
 
 void RmaProtocol::handle_write(const uint8_t *data, size_t length) noexcept {

@@ -44,12 +44,12 @@ bool RmaZcopyProtocol::applies(const Peer &p, const SendReq &r) const noexcept {
                         sizeof(wire::RmaZcopyHdr);
     if (r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut) {
         // We put it once the target granted it: the request names the transport alone.
-        return dp_.zcopy_iface(p, transport, tx::RmaKind::kPut) != nullptr &&
+        return dp_.zcopy_.zcopy_iface(p, transport, tx::RmaKind::kPut) != nullptr &&
                head <= p.lane.max_bcopy();
     }
     // The target gets a write from our buffers, and puts a read into them.
     const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, transport, kind);
+    const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, transport, kind);
     if (oi == nullptr || !tx::zcopy_permitted(*oi) || r.iov.count > wire::kMaxRndvSegments) {
         return false;
     }
@@ -74,14 +74,14 @@ tx::Status RmaZcopyProtocol::send(Peer &p, SendReq &r) noexcept {
         return send_write_put(p, r, transport);
     }
     const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, transport, kind);
+    const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, transport, kind);
     const auto cannot = [&](const char *why) {
         UFI_LOG_DEBUG(Subsys::EpData, "RMA of {} B to {}: {}; sent by active messages",
                       r.iov.total, tx::address::describe(p.address), why);
         return tx::Status::kUnsupported;
     };
     if (oi == nullptr) return cannot("no zero-copy iface");
-    if (r.regions.empty() && !dp_.register_buffers(*oi, r.iov, r.iov.total, r.regions)) {
+    if (r.regions.empty() && !dp_.zcopy_.register_buffers(*oi, r.iov, r.iov.total, r.regions)) {
         return cannot("its buffers cannot be registered");
     }
     try {
@@ -174,7 +174,7 @@ void RmaZcopyProtocol::start_target_record(SendReq &t, const Peer &p, SendOp op,
 
 void RmaZcopyProtocol::drop_target_record(SendReq *t) noexcept {
     if (t == nullptr) return;
-    dp_.release_send_slot(*t);
+    dp_.zcopy_.release_send_slot(*t);
     t->rma.clear();
     dp_.send_pool_.put(t);
 }
@@ -230,10 +230,10 @@ void RmaZcopyProtocol::start(Peer &p, SendOp op, const wire::RmaHdr &h, const wi
         t->rma.assign(segs, segs + h.segments);
         t->iov.assign(where);
         const tx::RmaKind kind = write ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-        ok = sane && sum == h.total && dp_.open_rma(p, z.transport, kind) && dp_.unpack_keys(p, keys, t->keys) &&
+        ok = sane && sum == h.total && dp_.zcopy_.open_rma(p, z.transport, kind) && dp_.zcopy_.unpack_keys(p, keys, t->keys) &&
              (!p.rma.iface().md_needs_memh ||
-              dp_.register_buffers(p.rma.iface(), t->iov, h.total, t->regions)) &&
-             dp_.take_send_slot(*t);  // failures (fail_rndv) find it there
+              dp_.zcopy_.register_buffers(p.rma.iface(), t->iov, h.total, t->regions)) &&
+             dp_.zcopy_.take_send_slot(*t);  // failures (ZcopyTransfers::fail) find it there
     } catch (const std::bad_alloc &) {
         ok = false;
     }
@@ -248,9 +248,9 @@ void RmaZcopyProtocol::start(Peer &p, SendOp op, const wire::RmaHdr &h, const wi
     t->offset = 0;
     t->put_base = 0;
     t->recv_id = 1;  // operations in flight: a failure waits for their completions
-    t->comp.owner = &dp_;
+    t->comp.owner = &dp_.zcopy_;
     t->comp.req = t;
-    dp_.issue_puts(t);  // gets for kWriteTarget
+    dp_.zcopy_.issue_puts(t);  // gets for kWriteTarget
 }
 
 void RmaZcopyProtocol::done(SendReq *r) noexcept {
@@ -267,22 +267,22 @@ void RmaZcopyProtocol::done(SendReq *r) noexcept {
         // the answer arrives.
         dp_.rma_.send_read_answer(p, r->peer_id, r->status, r->status == 0 ? r->length : 0);
     }
-    if (dp_.rndv_sends_[slot] == r) dp_.finish_send_rndv(r);  // (else the answer failed the peer,
+    if (dp_.zcopy_.holds(slot, r)) dp_.zcopy_.finish_send_rndv(r);  // (else the answer failed the peer,
 }                                                     // which finished it)
 
 void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::RmaSeg *segs,
                              const IovList &where, tx::TransportCode transport) noexcept {
     // Our memory behind the checked segments, registered for the initiator's transport, goes
     // back in RTR; a record keeps what counting needs until RMA_WRITE_DONE says it is in place.
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, transport, tx::RmaKind::kPut);
+    const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, transport, tx::RmaKind::kPut);
     SendReq *t = nullptr;
     ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
     bool ok = false;
     try {
         t = dp_.send_pool_.get();
         t->rma.assign(segs, segs + h.segments);
-        ok = oi != nullptr && m != nullptr && dp_.take_send_slot(*t) &&
-             dp_.build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, m->bytes);
+        ok = oi != nullptr && m != nullptr && dp_.zcopy_.take_send_slot(*t) &&
+             dp_.zcopy_.build_rtr_put(p, *oi, where, h.total, t->regions, h.id, t->rndv_slot, m->bytes);
     } catch (const std::bad_alloc &) {
         ok = false;
     }
@@ -305,7 +305,7 @@ void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::Rma
 void RmaZcopyProtocol::handle_write_done(const uint8_t *data, size_t length) noexcept {
     wire::AckHdr a;
     if (!dp_.parse_ack(wire::kAmRmaWriteDone, data, length, a)) return;
-    SendReq *t = dp_.send_by_id(a.id, a.src);
+    SendReq *t = dp_.zcopy_.send_by_id(a.id, a.src);
     if (t == nullptr || t->op != SendOp::kWriteTarget || t->rndv_protocol != wire::kRndvPut) {
         ++dp_.stats_.dropped_malformed;  // no write of this peer's granted under that id
         return;
@@ -315,7 +315,7 @@ void RmaZcopyProtocol::handle_write_done(const uint8_t *data, size_t length) noe
         dp_.rma_.target_write_done(*dp_.peers_[t->peer], t->rma.data(), t->rma.size(), t->length,
                           t->rma_flags, t->rma_data);
     }
-    dp_.finish_send_rndv(t);
+    dp_.zcopy_.finish_send_rndv(t);
 }
 
 std::span<const MessageHandler> RmaZcopyProtocol::handlers() noexcept {

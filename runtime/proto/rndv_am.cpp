@@ -30,7 +30,7 @@ void RndvAm::start(Peer &p, RecvReq *r) noexcept {
         r->status = -FI_ENOMEM;
         const uint32_t slot = r->rndv_slot;
         dp_.send_ack(p, wire::kAmAts, r->send_id, r->status);
-        if (dp_.rndv_recvs_[slot] == r) dp_.rndv_.finish_recv(r);  // (else the ack failed the peer)
+        if (dp_.zcopy_.holds(slot, r)) dp_.rndv_.finish_recv(r);  // (else the ack failed the peer)
     }
 }
 
@@ -74,7 +74,7 @@ void RndvAm::handle_data(const uint8_t *data, size_t length) noexcept {
     }
     std::memcpy(&h, data, sizeof h);
     if (!dp_.from_connected(h.src, wire::kAmRndvData, data, length)) return;
-    RecvReq *r = dp_.recv_by_id(h.recv_id, h.src);
+    RecvReq *r = dp_.zcopy_.recv_by_id(h.recv_id, h.src);
     const size_t len = length - sizeof h;
     if (r == nullptr || r->rndv_protocol != wire::kRndvAm || h.offset != r->received || len == 0 ||
         len > r->length - r->received) {

@@ -128,7 +128,7 @@ void RndvProtocol::choose(Peer &p) {
 tx::Status RndvProtocol::start_send(Peer &p, SendReq &r) noexcept {
     try {
         if (r.rndv_slot == 0) {  // a retry after a full lane keeps its slot and registrations
-            if (!dp_.take_send_slot(r)) return transports::Status::kNoMemory;
+            if (!dp_.zcopy_.take_send_slot(r)) return transports::Status::kNoMemory;
             r.rndv = true;
             r.rndv_protocol = p.rndv_protocol;
             r.recv_id = 0;
@@ -141,7 +141,7 @@ tx::Status RndvProtocol::start_send(Peer &p, SendReq &r) noexcept {
             if (r.iov.total == 0) {
                 r.rndv_protocol = wire::kRndvAm;  // nothing to read (FI_DELIVERY_COMPLETE)
             } else if (p.rndv_protocol == wire::kRndvGet &&
-                       !dp_.register_buffers(*dp_.worker_->ifaces()[p.rma_iface], r.iov, r.iov.total,
+                       !dp_.zcopy_.register_buffers(*dp_.worker_->ifaces()[p.rma_iface], r.iov, r.iov.total,
                                          r.regions)) {
                 r.rndv_protocol = wire::kRndvAm;  // the receiver asks for the data instead
             }
@@ -305,17 +305,7 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
         dp_.complete_recv_error(r, src, p.fail_status != 0 ? -p.fail_status : FI_EIO, 0);
         return;
     }
-    try {
-        if (!dp_.free_recv_slots_.empty()) {
-            r->rndv_slot = dp_.free_recv_slots_.back();
-            dp_.free_recv_slots_.pop_back();
-            dp_.rndv_recvs_[r->rndv_slot] = r;
-        } else {
-            if (dp_.rndv_recvs_.empty()) dp_.rndv_recvs_.push_back(nullptr);  // slot 0: none
-            r->rndv_slot = static_cast<uint32_t>(dp_.rndv_recvs_.size());
-            dp_.rndv_recvs_.push_back(r);
-        }
-    } catch (const std::bad_alloc &) {
+    if (!dp_.zcopy_.take_recv_slot(*r)) {
         dp_.send_ack(p, wire::kAmAts, info.send_id, -FI_ENOMEM);
         dp_.complete_recv_error(r, src, FI_ENOMEM, 0);
         return;
@@ -336,14 +326,14 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
     r->status = 0;
     r->comp.uct.count = 0;
     r->comp.uct.status = transports::Status::kOk;
-    r->comp.owner = &dp_;
+    r->comp.owner = &dp_.zcopy_;
     r->comp.req = r;
     if (r->length == 0) {
         // Nothing to move (the buffer is empty): done, and the sender may finish.
         r->rndv_protocol = wire::kRndvGet;
         const uint32_t slot = r->rndv_slot;
         dp_.send_ack(p, wire::kAmAts, info.send_id, 0);
-        if (dp_.rndv_recvs_[slot] == r) finish_recv(r);  // (else the ack failed the peer,
+        if (dp_.zcopy_.holds(slot, r)) finish_recv(r);  // (else the ack failed the peer,
         return;                                           // which finished it)
     }
     // The receiver chooses: reading the sender's buffers (GET, which SPLIT may share), else
@@ -357,13 +347,7 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
 void RndvProtocol::finish_recv(RecvReq *r) noexcept {
     const uint32_t src = r->peer;
     const int status = r->status;
-    dp_.rndv_recvs_[r->rndv_slot] = nullptr;
-    try {
-        dp_.free_recv_slots_.push_back(r->rndv_slot);
-    } catch (const std::bad_alloc &) {
-        // The slot is not reused; the table only grows.
-    }
-    r->rndv_slot = 0;
+    dp_.zcopy_.release_recv_slot(*r);
     r->rndv = false;
     r->regions.clear();
     r->keys.clear();
@@ -397,7 +381,7 @@ void RndvProtocol::handle_rtr(const uint8_t *data, size_t length) noexcept {
     }
     if (!dp_.from_connected(h.src, wire::kAmRtr, data, length)) return;
     Peer &p = *dp_.peers_[h.src];
-    SendReq *r = dp_.send_by_id(h.send_id, h.src);
+    SendReq *r = dp_.zcopy_.send_by_id(h.send_id, h.src);
     // (An RMA write the target lets us put (kRmaInitiatorPuts) takes all of it, or nothing.
     // SPLIT answers a message we offered to GET, over the transport we offered.)
     const bool write = r != nullptr && r->op == SendOp::kWrite;
@@ -427,7 +411,7 @@ void RndvProtocol::handle_ack(uint8_t id, const uint8_t *data, size_t length) no
     if (id == wire::kAmAts) {
         // The receiver read the data (or gave up before asking for it): valid before RTR only,
         // but for SPLIT, whose RTR comes first.
-        SendReq *r = dp_.send_by_id(a.id, a.src);
+        SendReq *r = dp_.zcopy_.send_by_id(a.id, a.src);
         if (r != nullptr && r->op == SendOp::kMessage && r->rndv &&
             r->rndv_protocol == wire::kRndvSplit && !r->split_acked) {
             split_.on_ats(*r, status);
@@ -438,10 +422,10 @@ void RndvProtocol::handle_ack(uint8_t id, const uint8_t *data, size_t length) no
             return;
         }
         r->status = status;
-        dp_.finish_send_rndv(r);
+        dp_.zcopy_.finish_send_rndv(r);
         return;
     }
-    RecvReq *r = dp_.recv_by_id(a.id, a.src);
+    RecvReq *r = dp_.zcopy_.recv_by_id(a.id, a.src);
     const bool split = r != nullptr && r->rndv_protocol == wire::kRndvSplit;
     if (r == nullptr || (r->rndv_protocol != wire::kRndvPut && !split) ||
         (split && r->split_acked)) {

@@ -18,10 +18,10 @@ namespace tx = transports;
 
 bool RndvPut::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // Only registration happens here: the sender connects and writes.
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
+    const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
     ControlMsg *m = oi != nullptr ? dp_.new_ctrl(wire::kAmRtr, 0) : nullptr;
     if (m == nullptr ||
-        !dp_.build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot,
+        !dp_.zcopy_.build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot,
                            m->bytes)) {
         dp_.drop_ctrl(m);
         return false;
@@ -59,10 +59,10 @@ void RndvPut::on_rtr(Peer &p, SendReq &r, const wire::RtrHdr &h, const uint8_t *
             r.regions.clear();
             sane = sane && sum == h.length;
         }
-        ok = sane && dp_.open_rma(p, h.transport, tx::RmaKind::kPut) &&
-             dp_.unpack_keys(p, keys, r.keys) &&
+        ok = sane && dp_.zcopy_.open_rma(p, h.transport, tx::RmaKind::kPut) &&
+             dp_.zcopy_.unpack_keys(p, keys, r.keys) &&
              (!p.rma.iface().md_needs_memh || !r.regions.empty() ||
-              dp_.register_buffers(p.rma.iface(), r.iov, r.length, r.regions));
+              dp_.zcopy_.register_buffers(p.rma.iface(), r.iov, r.length, r.regions));
     } catch (const std::bad_alloc &) {
         ok = false;
     }
@@ -77,15 +77,15 @@ void RndvPut::on_rtr(Peer &p, SendReq &r, const wire::RtrHdr &h, const uint8_t *
         }
         const uint32_t slot = r.rndv_slot;
         dp_.send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r.recv_id, r.status);
-        if (dp_.rndv_sends_[slot] == &r) dp_.finish_send_rndv(&r);  // (else the ack failed the peer)
+        if (dp_.zcopy_.holds(slot, &r)) dp_.zcopy_.finish_send_rndv(&r);  // (else the ack failed the peer)
         return;
     }
     r.offset = r.put_base;
     r.comp.uct.count = 0;
     r.comp.uct.status = transports::Status::kOk;
-    r.comp.owner = &dp_;
+    r.comp.owner = &dp_.zcopy_;
     r.comp.req = &r;
-    dp_.issue_puts(&r);
+    dp_.zcopy_.issue_puts(&r);
 }
 
 void RndvPut::on_atp(RecvReq &r, int status) noexcept {

@@ -14,7 +14,7 @@ namespace tx = transports;
 
 bool RndvSplit::offer(const tx::OpenIface &zcopy) noexcept {
     // The receiver may have us write part where we can write over that transport.
-    return zcopy.copies_on_cpu && dp_.rma_iface(zcopy.code, tx::RmaKind::kPut) != nullptr &&
+    return zcopy.copies_on_cpu && dp_.zcopy_.rma_iface(zcopy.code, tx::RmaKind::kPut) != nullptr &&
            tx::zcopy_permitted(zcopy);
 }
 
@@ -25,7 +25,7 @@ bool RndvSplit::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     }
     // Both halves over one transport: the sender writes with the interface we read with, one
     // whose copies the CPU makes.
-    const tx::OpenIface *oi = dp_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
+    const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
     if (oi == nullptr || oi != &p.rma.iface() || !oi->copies_on_cpu) return false;
     // On a page boundary: no page is pinned by both copies.
     const size_t split = (r->length / 2) & ~size_t{4095};
@@ -33,7 +33,7 @@ bool RndvSplit::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     std::vector<tx::LocalRegion> regions;
     ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
     if (m == nullptr ||
-        !dp_.build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot,
+        !dp_.zcopy_.build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot,
                            m->bytes, split)) {
         dp_.drop_ctrl(m);
         return false;  // (the GET's own registrations stay)
@@ -45,8 +45,8 @@ bool RndvSplit::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // RTR first: the sender copies its part while we copy ours.
     const uint32_t slot = r->rndv_slot;
     dp_.send_ctrl(p, m);
-    if (dp_.rndv_recvs_[slot] != r) return true;  // sending failed the peer, which finished it
-    dp_.issue_gets(r);
+    if (!dp_.zcopy_.holds(slot, r)) return true;  // sending failed the peer, which finished it
+    dp_.zcopy_.issue_gets(r);
     return true;
 }
 
@@ -60,7 +60,7 @@ bool RndvSplit::take_rtr(Peer &p, SendReq &r, const wire::RtrHdr &h, uint64_t su
     // Not an answer to what we offered: dropped, and the send waits on. Its receive, if there
     // is one, fails rather than wait for our half forever.
     dp_.send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
-    if (dp_.send_by_id(h.send_id, h.src) != &r) return false;  // the ack failed the peer
+    if (dp_.zcopy_.send_by_id(h.send_id, h.src) != &r) return false;  // the ack failed the peer
     r.recv_id = 0;
     r.length = 0;
     r.rndv_protocol = wire::kRndvGet;
@@ -75,13 +75,13 @@ void RndvSplit::cannot_put(SendReq &r) noexcept {
     r.rndv_protocol = wire::kRndvSplit;
     r.offset = r.length;
     r.comp.uct.count = 0;
-    dp_.puts_done(&r);
+    dp_.zcopy_.puts_done(&r);
 }
 
 void RndvSplit::on_ats(SendReq &r, int status) noexcept {
     r.split_acked = true;
     if (status != 0 && r.status == 0) r.status = status;
-    if (r.split_copied) dp_.finish_send_rndv(&r);  // else its puts finish it
+    if (r.split_copied) dp_.zcopy_.finish_send_rndv(&r);  // else its puts finish it
 }
 
 void RndvSplit::on_atp(RecvReq &r, int status) noexcept {

@@ -20,8 +20,8 @@ namespace ufi::runtime::proto {
 using log::Subsys;
 namespace tx = transports;
 
-tx::OpenIface *DataPath::rma_iface(tx::TransportCode transport, tx::RmaKind kind) noexcept {
-    for (const auto &oi : worker_->ifaces()) {
+tx::OpenIface *ZcopyTransfers::rma_iface(tx::TransportCode transport, tx::RmaKind kind) noexcept {
+    for (const auto &oi : dp_.worker_->ifaces()) {
         const bool can = kind == tx::RmaKind::kGet ? oi->caps.get_zcopy : oi->caps.put_zcopy;
         if (oi->code == transport && can && oi->md_can_register) {
             return oi.get();
@@ -30,7 +30,7 @@ tx::OpenIface *DataPath::rma_iface(tx::TransportCode transport, tx::RmaKind kind
     return nullptr;
 }
 
-const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, tx::TransportCode transport,
+const tx::OpenIface *ZcopyTransfers::zcopy_iface(const Peer &p, tx::TransportCode transport,
                                            tx::RmaKind kind) noexcept {
     if (tx::lane_serves_rma(p.lane, kind) && p.lane.iface().code == transport) {
         return &p.lane.iface();
@@ -38,7 +38,7 @@ const tx::OpenIface *DataPath::zcopy_iface(const Peer &p, tx::TransportCode tran
     return rma_iface(transport, kind);
 }
 
-bool DataPath::open_rma(Peer &p, tx::TransportCode transport, tx::RmaKind kind) noexcept {
+bool ZcopyTransfers::open_rma(Peer &p, tx::TransportCode transport, tx::RmaKind kind) noexcept {
     if (transport == tx::kNoTransport) return false;
     if (p.rma.connected() && p.rma.iface().code == transport) return true;
     if (tx::lane_serves_rma(p.lane, kind) && p.lane.iface().code == transport) {
@@ -51,7 +51,7 @@ bool DataPath::open_rma(Peer &p, tx::TransportCode transport, tx::RmaKind kind) 
     if (oi == nullptr || !tx::zcopy_permitted(*oi)) return false;
     for (const auto &rec : p.address.records) {
         if (!tx::is_transport(rec, transport)) continue;
-        worker_->activate(*oi);  // its completions come from its progress
+        dp_.worker_->activate(*oi);  // its completions come from its progress
         const tx::Status s = tx::RmaLane::connect(*oi, rec, p.rma);
         if (s == transports::Status::kOk) return true;
         UFI_LOG_INFO(Subsys::EpData, "peer {}: cannot connect {} for rendezvous: {}",
@@ -60,7 +60,7 @@ bool DataPath::open_rma(Peer &p, tx::TransportCode transport, tx::RmaKind kind) 
     return false;
 }
 
-bool DataPath::register_buffers(const tx::OpenIface &iface, const IovList &iov, size_t length,
+bool ZcopyTransfers::register_buffers(const tx::OpenIface &iface, const IovList &iov, size_t length,
                                 std::vector<tx::LocalRegion> &out) noexcept {
     try {
         out.clear();

@@ -1,8 +1,7 @@
-// The zero-copy transfers under the rendezvous protocol (rndv_protocol.h) and RMA zero copy
-// (rma_zcopy.h): the table of operations in flight by id (send slots, receive slots), the gets
-// a receiver issues and the puts a sender (or an RMA target) issues, their completions, the
-// ones a full lane refused (retried from progress), and what a peer's failure does to them.
-// The acknowledgement messages' parsing (ATS, ATP, RMA_ACK, RMA_WRITE_DONE) is here too.
+// The zero-copy transfers (zcopy_transfers.h): the table of operations in flight by id (send
+// slots, receive slots), the gets a receiver issues and the puts a sender (or an RMA target)
+// issues, their completions, the ones a full lane refused (retried from progress), and what a
+// peer's failure does to them.
 #include "runtime/cntr/binding.h"
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
@@ -29,7 +28,7 @@ namespace tx = transports;
 // Operations in flight, by the id their peer names them with (send and receive slots)
 
 
-bool DataPath::take_send_slot(SendReq &r) noexcept {
+bool ZcopyTransfers::take_send_slot(SendReq &r) noexcept {
     try {
         if (!free_send_slots_.empty()) {
             r.rndv_slot = free_send_slots_.back();
@@ -46,7 +45,7 @@ bool DataPath::take_send_slot(SendReq &r) noexcept {
     }
 }
 
-void DataPath::release_send_slot(SendReq &r) noexcept {
+void ZcopyTransfers::release_send_slot(SendReq &r) noexcept {
     if (r.rndv_slot == 0) return;
     rndv_sends_[r.rndv_slot] = nullptr;
     try {
@@ -65,21 +64,59 @@ void DataPath::release_send_slot(SendReq &r) noexcept {
     r.remote.clear();
 }
 
-void DataPath::finish_send_rndv(SendReq *r) noexcept {
+bool ZcopyTransfers::take_recv_slot(RecvReq &r) noexcept {
+    try {
+        if (!free_recv_slots_.empty()) {
+            r.rndv_slot = free_recv_slots_.back();
+            free_recv_slots_.pop_back();
+            rndv_recvs_[r.rndv_slot] = &r;
+            return true;
+        }
+        if (rndv_recvs_.empty()) rndv_recvs_.push_back(nullptr);  // slot 0: none
+        rndv_recvs_.push_back(&r);
+        r.rndv_slot = static_cast<uint32_t>(rndv_recvs_.size() - 1);
+        return true;
+    } catch (const std::bad_alloc &) {
+        return false;
+    }
+}
+
+void ZcopyTransfers::release_recv_slot(RecvReq &r) noexcept {
+    if (r.rndv_slot == 0) return;
+    rndv_recvs_[r.rndv_slot] = nullptr;
+    try {
+        free_recv_slots_.push_back(r.rndv_slot);
+    } catch (const std::bad_alloc &) {
+        // The slot is not reused; the table only grows.
+    }
+    r.rndv_slot = 0;
+}
+
+void ZcopyTransfers::detach_completions() noexcept {
+    const auto nothing = [](transports::Completion *) {};
+    for (SendReq *r : rndv_sends_) {
+        if (r != nullptr) r->comp.uct.func = nothing;
+    }
+    for (RecvReq *r : rndv_recvs_) {
+        if (r != nullptr) r->comp.uct.func = nothing;
+    }
+}
+
+void ZcopyTransfers::finish_send_rndv(SendReq *r) noexcept {
     if (r->announcing) {
         r->done = true;  // the RTS call's caller finishes it
         return;
     }
-    finish_send(r, r->status);
+    dp_.finish_send(r, r->status);
 }
 
-SendReq *DataPath::send_by_id(uint64_t id, uint32_t peer) noexcept {
+SendReq *ZcopyTransfers::send_by_id(uint64_t id, uint32_t peer) const noexcept {
     if (id == 0 || id >= rndv_sends_.size()) return nullptr;
     SendReq *r = rndv_sends_[id];
     return r != nullptr && r->peer == peer ? r : nullptr;
 }
 
-RecvReq *DataPath::recv_by_id(uint64_t id, uint32_t peer) noexcept {
+RecvReq *ZcopyTransfers::recv_by_id(uint64_t id, uint32_t peer) const noexcept {
     if (id == 0 || id >= rndv_recvs_.size()) return nullptr;
     RecvReq *r = rndv_recvs_[id];
     return r != nullptr && r->peer == peer ? r : nullptr;
@@ -91,7 +128,7 @@ RecvReq *DataPath::recv_by_id(uint64_t id, uint32_t peer) noexcept {
 
 
 
-bool DataPath::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey> &keys) noexcept {
+bool ZcopyTransfers::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey> &keys) noexcept {
     try {
         keys.clear();
         if (info.rkeys.size() != info.segments.size() * info.rkey_len) return false;
@@ -112,8 +149,8 @@ bool DataPath::unpack_keys(Peer &p, const RtsInfo &info, std::vector<tx::PeerKey
 
 // Reads the sender's segments into the receive buffer (its first r->length bytes), one get per
 // piece, from r->issued on (a full lane leaves the rest to progress).
-void DataPath::issue_gets(RecvReq *r) noexcept {
-    Peer &p = *peers_[r->peer];
+void ZcopyTransfers::issue_gets(RecvReq *r) noexcept {
+    Peer &p = *dp_.peers_[r->peer];
     r->comp.uct.func = [](transports::Completion *c) {
         auto *rc = reinterpret_cast<RndvCompletion *>(c);
         auto *rr = static_cast<RecvReq *>(rc->req);
@@ -164,20 +201,20 @@ void DataPath::issue_gets(RecvReq *r) noexcept {
     if (--r->comp.uct.count == 0) gets_done(r);
 }
 
-void DataPath::gets_done(RecvReq *r) noexcept {
+void ZcopyTransfers::gets_done(RecvReq *r) noexcept {
     if (r->issued < r->get_end && r->status == 0) return;  // progress issues the rest
     if (r->issued < r->get_end) std::erase(retry_gets_, r);  // failed with gets still to issue
-    Peer &p = *peers_[r->peer];
+    Peer &p = *dp_.peers_[r->peer];
     const uint32_t slot = r->rndv_slot;
-    send_ack(p, wire::kAmAts, r->send_id, r->status);
+    dp_.send_ack(p, wire::kAmAts, r->send_id, r->status);
     if (rndv_recvs_[slot] != r) return;  // the ack failed the peer, which finished it
-    if (r->rndv_protocol == wire::kRndvSplit && !rndv_.split().gets_done(p, *r)) return;
-    rndv_.finish_recv(r);
+    if (r->rndv_protocol == wire::kRndvSplit && !dp_.rndv_.split().gets_done(p, *r)) return;
+    dp_.rndv_.finish_recv(r);
 }
 
 
 
-bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &iov, size_t length,
+bool ZcopyTransfers::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &iov, size_t length,
                              std::vector<tx::LocalRegion> &regions, uint64_t send_id,
                              uint64_t recv_id, std::vector<uint8_t> &m, size_t from) noexcept {
     if (oi.code == tx::kNoTransport || !register_buffers(oi, iov, length, regions)) return false;
@@ -232,8 +269,8 @@ bool DataPath::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovList &io
 // Puts (a rendezvous sender's, an RMA target's), and the acknowledgements' parsing
 
 
-void DataPath::issue_puts(SendReq *r) noexcept {
-    Peer &p = *peers_[r->peer];
+void ZcopyTransfers::issue_puts(SendReq *r) noexcept {
+    Peer &p = *dp_.peers_[r->peer];
     // An RMA target reading a peer's zero-copy write gets instead (rma_zcopy.cpp).
     const bool get = r->op == SendOp::kWriteTarget;
     const tx::RmaKind kind = get ? tx::RmaKind::kGet : tx::RmaKind::kPut;
@@ -288,46 +325,38 @@ void DataPath::issue_puts(SendReq *r) noexcept {
     r->offset = local;
     // A write we put: on the AM lane's own connection its puts stay ahead of what is sent
     // after them, so what waited behind it may go now.
-    if (r->op == SendOp::kWrite && p.rma.shares_lane()) rma_zcopy_.release_put_hold(*r);
+    if (r->op == SendOp::kWrite && p.rma.shares_lane()) dp_.rma_zcopy_.release_put_hold(*r);
     if (--r->comp.uct.count == 0) puts_done(r);
 }
 
-void DataPath::puts_done(SendReq *r) noexcept {
+void ZcopyTransfers::puts_done(SendReq *r) noexcept {
     if (r->offset < r->length && r->status == 0) return;  // progress issues the rest
     if (r->offset < r->length) std::erase(retry_puts_, r);  // failed with puts still to issue
-    Peer &p = *peers_[r->peer];
+    Peer &p = *dp_.peers_[r->peer];
     if (r->op == SendOp::kWrite) {
         // An RMA write we put: its puts completed (tcp: the target's iface acknowledged each,
         // so the bytes are in place), which completes it, with no answer to wait for: an
         // application polling the target's memory may stop progressing once it sees them.
         // RMA_WRITE_DONE has the target count it (counters, CQ data) and free its grant.
-        rma_zcopy_.release_put_hold(*r);
+        dp_.rma_zcopy_.release_put_hold(*r);
         const uint32_t slot = r->rndv_slot;
-        send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
+        dp_.send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
         if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
         return;
     }
     if (r->op != SendOp::kMessage) {
-        rma_zcopy_.done(r);
+        dp_.rma_zcopy_.done(r);
         return;
     }
     // The puts completed (tcp: the receiver acknowledged them), so the data is in place when
     // ATP arrives, whatever lane it takes.
     const uint32_t slot = r->rndv_slot;
-    send_ack(p, wire::kAmAtp, r->recv_id, r->status);
+    dp_.send_ack(p, wire::kAmAtp, r->recv_id, r->status);
     if (rndv_sends_[slot] != r) return;  // the ack failed the peer, which finished it
-    if (r->rndv_protocol == wire::kRndvSplit && !rndv_.split().puts_done(p, *r)) return;
+    if (r->rndv_protocol == wire::kRndvSplit && !dp_.rndv_.split().puts_done(p, *r)) return;
     finish_send_rndv(r);
 }
 
-bool DataPath::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept {
-    if (length != sizeof a) {
-        ++stats_.dropped_malformed;
-        return false;
-    }
-    std::memcpy(&a, data, sizeof a);
-    return from_connected(a.src, id, data, length);
-}
 
 
 
@@ -335,7 +364,7 @@ bool DataPath::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::A
 // ---------------------------------------------------------------------------------------
 // Retries (a lane that had no room for a get or put) and a failed peer's transfers
 
-unsigned DataPath::retry_rndv() noexcept {
+unsigned ZcopyTransfers::retry() noexcept {
     unsigned n = 0;
     if (!retry_gets_.empty()) {
         std::vector<RecvReq *> gets;
@@ -356,7 +385,7 @@ unsigned DataPath::retry_rndv() noexcept {
     return n;
 }
 
-void DataPath::fail_rndv(Peer &p, bool force) noexcept {
+void ZcopyTransfers::fail(Peer &p, bool force) noexcept {
     // Transfers with zero-copy operations still in flight finish from their completion (with
     // this error); the others now.
     for (size_t i = 1; i < rndv_sends_.size(); ++i) {
@@ -378,7 +407,7 @@ void DataPath::fail_rndv(Peer &p, bool force) noexcept {
         r->issued = r->length;
         if (force || r->comp.uct.count == 0) {
             r->comp.uct.count = 0;
-            rndv_.finish_recv(r);
+            dp_.rndv_.finish_recv(r);
         }
     }
 }

@@ -1,0 +1,123 @@
+// The zero-copy transfers, a service the rendezvous modules (rndv_*.h), RMA zero copy
+// (rma_zcopy.h), eager zero copy and atomics use: the table of operations a peer answers by id
+// (send slots, receive slots), the zero-copy lanes (opened on first use per transport and
+// kind), the registration of a message's buffers and the unpacking of a peer's keys, the gets
+// a receiver (or an RMA target) issues and the puts a sender issues, their completions, the
+// ones a full lane refused (retried from progress), and what a peer's failure does to them.
+//
+// zcopy_transfers.cpp holds the table and the transfers, zcopy_lanes.cpp the lanes and the
+// registrations.
+#pragma once
+
+#include "runtime/proto/requests.h"
+#include "runtime/proto/wire.h"
+#include "transports/lanes/rma_lane.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ufi::transports {
+struct OpenIface;
+}
+
+namespace ufi::runtime::proto {
+
+class DataPath;
+struct Peer;
+
+class ZcopyTransfers {
+  public:
+    explicit ZcopyTransfers(DataPath &dp) noexcept : dp_(dp) {}
+    ZcopyTransfers(const ZcopyTransfers &) = delete;
+    ZcopyTransfers &operator=(const ZcopyTransfers &) = delete;
+
+    // --- Lanes and registrations (zcopy_lanes.cpp) ---
+    // The iface of `transport` that does `kind` with registered memory; nullptr if none.
+    transports::OpenIface *rma_iface(transports::TransportCode transport,
+                                     transports::RmaKind kind) noexcept;
+    // The iface zero copy of `kind` over `transport` to p goes on: its AM lane's when that
+    // lane is over it and serves it (open_rma then shares the lane), else rma_iface()'s.
+    const transports::OpenIface *zcopy_iface(const Peer &p, transports::TransportCode transport,
+                                             transports::RmaKind kind) noexcept;
+    // Connects the peer's zero-copy lane over `transport` (kept while the peer lives), or
+    // shares its AM lane (zcopy_iface). false for kNoTransport.
+    bool open_rma(Peer &p, transports::TransportCode transport, transports::RmaKind kind) noexcept;
+    // Registers iov's buffers (up to `length` bytes) on `iface`'s memory domain.
+    static bool register_buffers(const transports::OpenIface &iface, const IovList &iov,
+                                 size_t length, std::vector<transports::LocalRegion> &out) noexcept;
+    // The keys `info` carries, unpacked for the peer's zero-copy lane; false (none) when one
+    // does not unpack.
+    bool unpack_keys(Peer &p, const RtsInfo &info, std::vector<transports::PeerKey> &keys) noexcept;
+
+    // --- Operations in flight, by the id their peer names them with (slot 0: none) ---
+    // Gives r a slot in the table of operations the peer answers by id; false when memory
+    // runs out.
+    bool take_send_slot(SendReq &r) noexcept;
+    void release_send_slot(SendReq &r) noexcept;
+    bool take_recv_slot(RecvReq &r) noexcept;
+    void release_recv_slot(RecvReq &r) noexcept;
+    SendReq *send_by_id(uint64_t id, uint32_t peer) const noexcept;
+    RecvReq *recv_by_id(uint64_t id, uint32_t peer) const noexcept;
+    // Whether `slot` still holds r: after a call that may have failed the peer (sending an
+    // ack), which then finished r.
+    bool holds(uint32_t slot, const SendReq *r) const noexcept { return rndv_sends_[slot] == r; }
+    bool holds(uint32_t slot, const RecvReq *r) const noexcept { return rndv_recvs_[slot] == r; }
+    // Whether receives are in flight (the peer checks watch them).
+    bool receiving() const noexcept { return rndv_recvs_.size() > free_recv_slots_.size() + 1; }
+    // Calls f(const RecvReq &) for each receive in flight.
+    template <class F>
+    void each_recv(F f) const {
+        for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
+            if (rndv_recvs_[i] != nullptr) f(*rndv_recvs_[i]);
+        }
+    }
+    // An operation in the send table finished (a rendezvous's ATS or ATP sent, its streamed
+    // data handed over, an answer, an error): completed, unless its RTS call is still running
+    // (SendReq::announcing: its caller finishes it).
+    void finish_send_rndv(SendReq *r) noexcept;
+
+    // --- Transfers ---
+    // Reads the sender's segments into the receive buffer (its first r->get_end bytes), one
+    // get per piece, from r->issued on (a full lane leaves the rest to progress).
+    void issue_gets(RecvReq *r) noexcept;
+    void gets_done(RecvReq *r) noexcept;
+    // RTR (kRndvPut, or kRndvSplit with `from` > 0) in `m` (byte 0 its AM id): [iov, +length)
+    // registered on `oi` into `regions`, its bytes from `from` on named as segments with
+    // their packed keys, for `oi`'s transport. false (and nothing registered) when a buffer
+    // does not register or the message exceeds the lane.
+    bool build_rtr_put(Peer &p, const transports::OpenIface &oi, const IovList &iov,
+                       size_t length, std::vector<transports::LocalRegion> &regions,
+                       uint64_t send_id, uint64_t recv_id,
+                       std::vector<uint8_t> &m, size_t from = 0) noexcept;
+    // Writes r's buffers from r->offset into the segments the peer named (an RMA target
+    // serving a peer's write reads them instead).
+    void issue_puts(SendReq *r) noexcept;
+    void puts_done(SendReq *r) noexcept;
+    // Gets and puts a full lane refused: whether any wait, and issuing them again (progress).
+    bool has_retries() const noexcept { return !retry_gets_.empty() || !retry_puts_.empty(); }
+    unsigned retry() noexcept;
+    // The peer failed: its transfers complete with its error (those with zero-copy operations
+    // in flight when they complete, unless `force`: their endpoint is gone).
+    void fail(Peer &p, bool force = false) noexcept;
+    // The data path closes: completions that zero-copy operations still in flight call as
+    // their lanes close do nothing.
+    void detach_completions() noexcept;
+
+  private:
+    DataPath &dp_;
+    std::vector<SendReq *> rndv_sends_;
+    std::vector<uint32_t> free_send_slots_;
+    std::vector<RecvReq *> rndv_recvs_;
+    std::vector<uint32_t> free_recv_slots_;
+    std::vector<RecvReq *> retry_gets_;
+    std::vector<SendReq *> retry_puts_;
+    // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
+    struct RtrScratch {
+        std::vector<wire::Segment> segs;
+        std::vector<uint8_t> keys;
+        std::vector<uint8_t> one_key;
+    } rtr_scratch_;
+};
+
+}  // namespace ufi::runtime::proto
