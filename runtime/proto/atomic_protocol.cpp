@@ -179,13 +179,13 @@ void AtomicProtocol::send_answer(Peer &p, uint64_t id, int status, const uint8_t
         }
     }
     // No room now: queued, in order with the other control messages.
-    ControlMsg *m = dp_.new_ctrl(wire::kAmAtomicResp, sizeof a.h + len);
+    ControlMsg *m = dp_.ctrl_.make(wire::kAmAtomicResp, sizeof a.h + len);
     if (m == nullptr) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an atomic's answer is lost");
         return;
     }
     pack_answer(m->bytes.data() + 1, &a);
-    dp_.send_ctrl(p, m);
+    dp_.ctrl_.send(p, m);
 }
 
 void AtomicProtocol::handle_request(const uint8_t *data, size_t length) noexcept {

@@ -1,6 +1,7 @@
-// Control messages (RTR, ATS, ATP, RMA acknowledgements): small messages of the protocols'
-// own, sent at once when the peer's control queue is empty and the lane has room, else
-// queued in order and sent by drain_ctrl() ahead of the peer's data.
+// Control messages (control_channel.h), and the answers' parsing the modules share
+// (DataPath::answered).
+#include "runtime/proto/control_channel.h"
+
 #include "runtime/cntr/binding.h"
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
@@ -20,42 +21,42 @@ namespace ufi::runtime::proto {
 using log::Subsys;
 namespace tx = transports;
 
-ControlMsg *DataPath::new_ctrl(uint8_t id, size_t payload) noexcept {
+ControlMsg *ControlChannel::make(uint8_t id, size_t payload) noexcept {
     ControlMsg *m = nullptr;
     try {
-        m = ctrl_pool_.get();
+        m = pool_.get();
         m->bytes.resize(1 + payload);  // (within the kept capacity once the pool is warm)
     } catch (const std::bad_alloc &) {
-        drop_ctrl(m);
+        drop(m);
         return nullptr;
     }
     m->bytes[0] = id;
     return m;
 }
 
-void DataPath::drop_ctrl(ControlMsg *m) noexcept {
-    if (m != nullptr) ctrl_pool_.put(m);
+void ControlChannel::drop(ControlMsg *m) noexcept {
+    if (m != nullptr) pool_.put(m);
 }
 
-void DataPath::drop_queued_ctrl(Peer &p) noexcept {
-    while (ControlMsg *m = p.ctrl.pop_front()) ctrl_pool_.put(m);
+void ControlChannel::drop_queued(Peer &p) noexcept {
+    while (ControlMsg *m = p.ctrl.pop_front()) pool_.put(m);
 }
 
-void DataPath::send_ctrl(Peer &p, ControlMsg *m) noexcept {
-    if (p.state == PeerState::kFailed) return drop_ctrl(m);
+void ControlChannel::send(Peer &p, ControlMsg *m) noexcept {
+    if (p.state == PeerState::kFailed) return drop(m);
     if (p.ctrl.empty()) {
         const tx::Status s = status_of_bcopy(p.lane.send_bcopy(m->bytes[0], pack_after_id, &m->bytes));
         if (s != tx::kNoResource) {
-            drop_ctrl(m);
-            if (s != tx::kOk) fail_peer(p, transports::fi_errno_of(s));
+            drop(m);
+            if (s != tx::kOk) dp_.fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }
     p.ctrl.push_back(m);
-    mark_busy(p);
+    dp_.mark_busy(p);
 }
 
-void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
+void ControlChannel::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept {
     if (p.state == PeerState::kFailed) return;
     const wire::AckHdr a{p.remote_idx, status, which};
     if (p.ctrl.empty() && sizeof a <= p.lane.max_short()) {
@@ -63,21 +64,21 @@ void DataPath::send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcep
         // first half.
         uint64_t head;
         std::memcpy(&head, &a, sizeof head);
-        note_sent(p);
+        dp_.note_sent(p);
         const tx::Status s = p.lane.send_short(id, head, &a.id, sizeof a.id);
         if (s == tx::kOk) return;
         if (s != tx::kNoResource) {
-            fail_peer(p, transports::fi_errno_of(s));
+            dp_.fail_peer(p, transports::fi_errno_of(s));
             return;
         }
     }
-    ControlMsg *m = new_ctrl(id, sizeof a);
+    ControlMsg *m = make(id, sizeof a);
     if (m == nullptr) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a rendezvous acknowledgement is lost");
         return;
     }
     std::memcpy(m->bytes.data() + 1, &a, sizeof a);
-    send_ctrl(p, m);
+    send(p, m);
 }
 
 tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg,
@@ -90,19 +91,19 @@ tx::Status DataPath::send_packed(Peer &p, uint8_t id, tx::PackFn pack, void *arg
     return status_of_bcopy(p.lane.send_bcopy(id, pack, arg));
 }
 
-bool DataPath::drain_ctrl(Peer &p) noexcept {
+bool ControlChannel::drain(Peer &p) noexcept {
     while (ControlMsg *m = p.ctrl.front()) {
         const tx::Status s =
             status_of_bcopy(p.lane.send_bcopy(m->bytes[0], pack_after_id, &m->bytes));
         if (s == tx::kNoResource) return false;
         if (s != tx::kOk) {
-            fail_peer(p, transports::fi_errno_of(s));  // (returns the queue to the pool)
+            dp_.fail_peer(p, transports::fi_errno_of(s));  // (returns the queue to the pool)
             return false;
         }
         p.ctrl.pop_front();
-        drop_ctrl(m);
+        drop(m);
     }
-    refresh_eager_gate(p);
+    dp_.refresh_eager_gate(p);
     return true;
 }
 
@@ -123,13 +124,13 @@ SendReq *DataPath::answered(const uint8_t *data, size_t length, SendOp op,
     return r;
 }
 
-bool DataPath::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept {
+bool ControlChannel::parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept {
     if (length != sizeof a) {
-        ++stats_.dropped_malformed;
+        ++dp_.stats_.dropped_malformed;
         return false;
     }
     std::memcpy(&a, data, sizeof a);
-    return from_connected(a.src, id, data, length);
+    return dp_.from_connected(a.src, id, data, length);
 }
 
 }  // namespace ufi::runtime::proto

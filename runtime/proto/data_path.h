@@ -12,6 +12,7 @@
 #include "runtime/proto/atomic_protocol.h"
 #include "runtime/proto/cache_hints.h"
 #include "runtime/proto/completion_writer.h"
+#include "runtime/proto/control_channel.h"
 #include "runtime/proto/eager_protocol.h"
 #include "runtime/proto/match.h"
 #include "runtime/proto/message_handler.h"
@@ -490,24 +491,6 @@ class DataPath {
     // A receive completes with error `err` (a positive fi errno) after `len` bytes.
     void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
-    // --- Control messages (control.cpp) ---
-    // A control message from the pool: byte 0 `id`, then `payload` bytes for the caller to
-    // fill (a builder may also resize it), to be given to send_ctrl() or back by drop_ctrl();
-    // nullptr when memory runs out.
-    ControlMsg *new_ctrl(uint8_t id, size_t payload) noexcept;
-    void drop_ctrl(ControlMsg *m) noexcept;
-    // Sends m at once when the peer's control queue is empty and the lane has room, else
-    // queues it in order (drain_ctrl() sends it ahead of the peer's data). Takes m.
-    void send_ctrl(Peer &p, ControlMsg *m) noexcept;
-    // The peer failed: its queued control messages go back to the pool unsent.
-    void drop_queued_ctrl(Peer &p) noexcept;
-    void send_ack(Peer &p, uint8_t id, uint64_t which, int status) noexcept;
-    // Sends queued control messages; false while the lane has no room.
-    bool drain_ctrl(Peer &p) noexcept;
-    // An AckHdr message (ATS, ATP, RMA_ACK, RMA_WRITE_DONE) in `a`: false (dropped, counted)
-    // when malformed or from no connected peer.
-    bool parse_ack(uint8_t id, const uint8_t *data, size_t length, wire::AckHdr &a) noexcept;
-
     // --- What the protocol modules share (control.cpp, data_path.cpp) ---
     // One message of `n` >= 8 staged bytes as an am_short (the caller checked the lane's
     // max_short).
@@ -567,9 +550,12 @@ class DataPath {
     friend class RmaProtocol;
     friend class RmaZcopyProtocol;
     friend class ZcopyTransfers;
+    friend class ControlChannel;
     // The zero-copy transfers and the operations in flight by id (zcopy_transfers.h), a
     // service the modules below use.
     ZcopyTransfers zcopy_{*this};
+    // Control messages, sent at once or queued ahead of a peer's data (control_channel.h).
+    ControlChannel ctrl_{*this};
     Wireup wireup_{*this};
     EagerProtocol eager_{*this};
     RndvProtocol rndv_{*this};
@@ -608,7 +594,6 @@ class DataPath {
     Pool<SendReq> send_pool_;
     Pool<RecvReq> recv_pool_;
     Pool<UnexpMsg> unexp_pool_;
-    Pool<ControlMsg> ctrl_pool_;
     MatchQueues match_;  // posted receives and unexpected messages
     CompletionWriter completions_;  // written at once, or in order once the CQ has room
     std::unordered_map<void *, UnexpMsg *> claimed_;  // FI_PEEK | FI_CLAIM, by context

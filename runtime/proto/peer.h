@@ -124,7 +124,7 @@ struct Peer {
     size_t rma_record = SIZE_MAX;
     transports::RmaLane rma;
     // Control messages (RTR, ATS, ATP, answers) that found no lane room: sent, in order,
-    // before any queued send (records of the data path's pool: DataPath::send_ctrl).
+    // before any queued send (records of the data path's pool: ControlChannel, control_channel.h).
     List<ControlMsg> ctrl;
     // Messages from an admitted peer that came before this side was connected, in arrival
     // order; handled (before anything newer) the moment it is. Only the handshake's short

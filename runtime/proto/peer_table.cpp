@@ -127,7 +127,7 @@ void DataPath::fail_peer(Peer &p, int error) {
     // queued); their lengths are not kept, so their error entries say 0.
     while (p.untracked_writes > 0) rma_.finish_untracked_write(p, 0, p.fail_status);
     while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
-    drop_queued_ctrl(p);
+    ctrl_.drop_queued(p);
     p.held.clear();  // (what it sent before the connection dies with it)
     zcopy_.fail(p);
     // A message that was arriving from it is lost: its receive completes with the error.

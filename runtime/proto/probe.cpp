@@ -104,7 +104,7 @@ void DataPath::drop_unexpected(UnexpMsg *u) noexcept {
     u->claim_ctx = nullptr;
     if (u->rts) {
         // The data stays at the sender: tell it the message was taken (and dropped).
-        if (u->src < peers_.size()) send_ack(*peers_[u->src], wire::kAmAts, u->rts_info.send_id, 0);
+        if (u->src < peers_.size()) ctrl_.send_ack(*peers_[u->src], wire::kAmAts, u->rts_info.send_id, 0);
         u->rts = false;
         retire_unexpected(u);
         return;

@@ -292,7 +292,7 @@ void RmaProtocol::finish(SendReq *r, int error) noexcept {
 
 void RmaProtocol::handle_ack(const uint8_t *data, size_t length) noexcept {
     wire::AckHdr a;
-    if (!dp_.parse_ack(wire::kAmRmaAck, data, length, a)) return;
+    if (!dp_.ctrl_.parse_ack(wire::kAmRmaAck, data, length, a)) return;
     if (a.id & wire::kRmaUntracked) {
         Peer &p = *dp_.peers_[a.src];
         if (p.untracked_writes == 0) {  // none of ours is waiting: not an answer to us
@@ -352,7 +352,7 @@ void RmaProtocol::handle_write(const uint8_t *data, size_t length) noexcept {
         const int status = dp_.target_.check(p.key_handle, v.segs, v.h.segments, v.h.total, FI_REMOTE_WRITE, true, where);
         if (status != 0) {
             ++dp_.stats_.rma_refused;
-            dp_.send_ack(p, wire::kAmRmaAck, v.h.id, status);
+            dp_.ctrl_.send_ack(p, wire::kAmRmaAck, v.h.id, status);
             return;
         }
         dp_.rma_zcopy_.start(p, SendOp::kWriteTarget, v.h, v.segs, where, v.payload, v.len);
@@ -375,7 +375,7 @@ void RmaProtocol::handle_write(const uint8_t *data, size_t length) noexcept {
     if (v.h.offset + v.len != v.h.total) return;  // more fragments follow
     p.rma_in_id = 0;
     if (status == 0) target_write_done(p, v.segs, v.h.segments, v.h.total, v.h.flags, v.h.data);
-    dp_.send_ack(p, wire::kAmRmaAck, v.h.id, status);
+    dp_.ctrl_.send_ack(p, wire::kAmRmaAck, v.h.id, status);
 }
 
 void RmaProtocol::handle_write_short(const uint8_t *data, size_t length) noexcept {
@@ -406,7 +406,7 @@ void RmaProtocol::handle_write_short(const uint8_t *data, size_t length) noexcep
     } else {
         ++dp_.stats_.rma_refused;
     }
-    dp_.send_ack(p, wire::kAmRmaAck, h.id, status);
+    dp_.ctrl_.send_ack(p, wire::kAmRmaAck, h.id, status);
 }
 
 void RmaProtocol::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t nsegs, uint64_t total,
@@ -417,13 +417,13 @@ void RmaProtocol::target_write_done(Peer &p, const wire::RmaSeg *segs, size_t ns
 
 void RmaProtocol::send_read_answer(Peer &p, uint64_t id, int status, uint64_t offset) noexcept {
     const wire::RmaRespHdr h{p.remote_idx, status, id, offset};
-    ControlMsg *m = dp_.new_ctrl(wire::kAmRmaReadResp, sizeof h);
+    ControlMsg *m = dp_.ctrl_.make(wire::kAmRmaReadResp, sizeof h);
     if (m == nullptr) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: a read's answer is lost");
         return;
     }
     std::memcpy(m->bytes.data() + 1, &h, sizeof h);
-    dp_.send_ctrl(p, m);
+    dp_.ctrl_.send(p, m);
 }
 
 void RmaProtocol::handle_read_request(const uint8_t *data, size_t length) noexcept {

@@ -183,7 +183,7 @@ void RmaZcopyProtocol::start(Peer &p, SendOp op, const wire::RmaHdr &h, const wi
                                const IovList &where, const uint8_t *section, size_t len) noexcept {
     const bool write = op == SendOp::kWriteTarget;
     auto answer = [&](int status) {
-        if (write) dp_.send_ack(p, wire::kAmRmaAck, h.id, status);
+        if (write) dp_.ctrl_.send_ack(p, wire::kAmRmaAck, h.id, status);
         else dp_.rma_.send_read_answer(p, h.id, status, 0);
     };
     // The initiator's buffers: RmaZcopyHdr (its transport's code), segments, rkeys.
@@ -261,7 +261,7 @@ void RmaZcopyProtocol::done(SendReq *r) noexcept {
             dp_.rma_.target_write_done(p, r->rma.data(), r->rma.size(), r->length, r->rma_flags,
                               r->rma_data);
         }
-        dp_.send_ack(p, wire::kAmRmaAck, r->peer_id, r->status);
+        dp_.ctrl_.send_ack(p, wire::kAmRmaAck, r->peer_id, r->status);
     } else {
         // Written with puts that completed (tcp: acknowledged), so the data is in place when
         // the answer arrives.
@@ -276,7 +276,7 @@ void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::Rma
     // back in RTR; a record keeps what counting needs until RMA_WRITE_DONE says it is in place.
     const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, transport, tx::RmaKind::kPut);
     SendReq *t = nullptr;
-    ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
+    ControlMsg *m = dp_.ctrl_.make(wire::kAmRtr, 0);
     bool ok = false;
     try {
         t = dp_.send_pool_.get();
@@ -287,11 +287,11 @@ void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::Rma
         ok = false;
     }
     if (!ok) {
-        dp_.drop_ctrl(m);
+        dp_.ctrl_.drop(m);
         UFI_LOG_INFO(Subsys::EpData, "RMA write from {}: cannot let it be put over {}",
                      tx::address::describe(p.address), tx::transport_name(transport));
         drop_target_record(t);
-        dp_.send_ack(p, wire::kAmRmaAck, h.id, -FI_EIO);
+        dp_.ctrl_.send_ack(p, wire::kAmRmaAck, h.id, -FI_EIO);
         return;
     }
     start_target_record(*t, p, SendOp::kWriteTarget, wire::kRndvPut, h);  // RMA_WRITE_DONE ends it
@@ -299,12 +299,12 @@ void RmaZcopyProtocol::grant_put(Peer &p, const wire::RmaHdr &h, const wire::Rma
     t->offset = h.total;
     t->recv_id = 0;  // nothing of ours in flight: a failure of the peer finishes it at once
     ++dp_.stats_.rma_put_grants;
-    dp_.send_ctrl(p, m);
+    dp_.ctrl_.send(p, m);
 }
 
 void RmaZcopyProtocol::handle_write_done(const uint8_t *data, size_t length) noexcept {
     wire::AckHdr a;
-    if (!dp_.parse_ack(wire::kAmRmaWriteDone, data, length, a)) return;
+    if (!dp_.ctrl_.parse_ack(wire::kAmRmaWriteDone, data, length, a)) return;
     SendReq *t = dp_.zcopy_.send_by_id(a.id, a.src);
     if (t == nullptr || t->op != SendOp::kWriteTarget || t->rndv_protocol != wire::kRndvPut) {
         ++dp_.stats_.dropped_malformed;  // no write of this peer's granted under that id

@@ -23,13 +23,13 @@ void RndvAm::start(Peer &p, RecvReq *r) noexcept {
     h.send_id = r->send_id;
     h.recv_id = r->rndv_slot;
     h.length = r->length;
-    if (ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, sizeof h)) {
+    if (ControlMsg *m = dp_.ctrl_.make(wire::kAmRtr, sizeof h)) {
         std::memcpy(m->bytes.data() + 1, &h, sizeof h);
-        dp_.send_ctrl(p, m);
+        dp_.ctrl_.send(p, m);
     } else {
         r->status = -FI_ENOMEM;
         const uint32_t slot = r->rndv_slot;
-        dp_.send_ack(p, wire::kAmAts, r->send_id, r->status);
+        dp_.ctrl_.send_ack(p, wire::kAmAts, r->send_id, r->status);
         if (dp_.zcopy_.holds(slot, r)) dp_.rndv_.finish_recv(r);  // (else the ack failed the peer)
     }
 }

@@ -306,7 +306,7 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
         return;
     }
     if (!dp_.zcopy_.take_recv_slot(*r)) {
-        dp_.send_ack(p, wire::kAmAts, info.send_id, -FI_ENOMEM);
+        dp_.ctrl_.send_ack(p, wire::kAmAts, info.send_id, -FI_ENOMEM);
         dp_.complete_recv_error(r, src, FI_ENOMEM, 0);
         return;
     }
@@ -332,7 +332,7 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
         // Nothing to move (the buffer is empty): done, and the sender may finish.
         r->rndv_protocol = wire::kRndvGet;
         const uint32_t slot = r->rndv_slot;
-        dp_.send_ack(p, wire::kAmAts, info.send_id, 0);
+        dp_.ctrl_.send_ack(p, wire::kAmAts, info.send_id, 0);
         if (dp_.zcopy_.holds(slot, r)) finish_recv(r);  // (else the ack failed the peer,
         return;                                           // which finished it)
     }
@@ -405,7 +405,7 @@ void RndvProtocol::handle_rtr(const uint8_t *data, size_t length) noexcept {
 
 void RndvProtocol::handle_ack(uint8_t id, const uint8_t *data, size_t length) noexcept {
     wire::AckHdr a;
-    if (!dp_.parse_ack(id, data, length, a)) return;
+    if (!dp_.ctrl_.parse_ack(id, data, length, a)) return;
     // A status from the wire is a negative fi errno, or it is taken as an I/O error.
     const int status = a.status > 0 || a.status < -FI_ERRNO_MAX ? -FI_EIO : a.status;
     if (id == wire::kAmAts) {

@@ -19,16 +19,16 @@ namespace tx = transports;
 bool RndvPut::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     // Only registration happens here: the sender connects and writes.
     const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, info.transport, tx::RmaKind::kPut);
-    ControlMsg *m = oi != nullptr ? dp_.new_ctrl(wire::kAmRtr, 0) : nullptr;
+    ControlMsg *m = oi != nullptr ? dp_.ctrl_.make(wire::kAmRtr, 0) : nullptr;
     if (m == nullptr ||
         !dp_.zcopy_.build_rtr_put(p, *oi, r->iov, r->length, r->regions, r->send_id, r->rndv_slot,
                            m->bytes)) {
-        dp_.drop_ctrl(m);
+        dp_.ctrl_.drop(m);
         return false;
     }
     r->rndv_protocol = wire::kRndvPut;
     ++dp_.stats_.rndv_put;
-    dp_.send_ctrl(p, m);
+    dp_.ctrl_.send(p, m);
     return true;
 }
 
@@ -76,7 +76,7 @@ void RndvPut::on_rtr(Peer &p, SendReq &r, const wire::RtrHdr &h, const uint8_t *
             return;
         }
         const uint32_t slot = r.rndv_slot;
-        dp_.send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r.recv_id, r.status);
+        dp_.ctrl_.send_ack(p, write ? wire::kAmRmaWriteDone : wire::kAmAtp, r.recv_id, r.status);
         if (dp_.zcopy_.holds(slot, &r)) dp_.zcopy_.finish_send_rndv(&r);  // (else the ack failed the peer)
         return;
     }

@@ -31,11 +31,11 @@ bool RndvSplit::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     const size_t split = (r->length / 2) & ~size_t{4095};
     if (split == 0) return false;
     std::vector<tx::LocalRegion> regions;
-    ControlMsg *m = dp_.new_ctrl(wire::kAmRtr, 0);
+    ControlMsg *m = dp_.ctrl_.make(wire::kAmRtr, 0);
     if (m == nullptr ||
         !dp_.zcopy_.build_rtr_put(p, *oi, r->iov, r->length, regions, r->send_id, r->rndv_slot,
                            m->bytes, split)) {
-        dp_.drop_ctrl(m);
+        dp_.ctrl_.drop(m);
         return false;  // (the GET's own registrations stay)
     }
     r->regions.swap(regions);  // the same interface's: they serve our gets too
@@ -44,7 +44,7 @@ bool RndvSplit::start(Peer &p, RecvReq *r, const RtsInfo &info) noexcept {
     ++dp_.stats_.rndv_split;
     // RTR first: the sender copies its part while we copy ours.
     const uint32_t slot = r->rndv_slot;
-    dp_.send_ctrl(p, m);
+    dp_.ctrl_.send(p, m);
     if (!dp_.zcopy_.holds(slot, r)) return true;  // sending failed the peer, which finished it
     dp_.zcopy_.issue_gets(r);
     return true;
@@ -59,7 +59,7 @@ bool RndvSplit::take_rtr(Peer &p, SendReq &r, const wire::RtrHdr &h, uint64_t su
     }
     // Not an answer to what we offered: dropped, and the send waits on. Its receive, if there
     // is one, fails rather than wait for our half forever.
-    dp_.send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
+    dp_.ctrl_.send_ack(p, wire::kAmAtp, h.recv_id, -FI_EIO);
     if (dp_.zcopy_.send_by_id(h.send_id, h.src) != &r) return false;  // the ack failed the peer
     r.recv_id = 0;
     r.length = 0;

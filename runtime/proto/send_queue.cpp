@@ -212,7 +212,7 @@ void DataPath::drain_queue(Peer &p) noexcept {
         if (p.state == PeerState::kConnecting && p.remote_idx != kNoPeer) wireup_.set_connected(p);
     }
     if (p.state != PeerState::kConnected) return;  // the reply will mark it busy (or refuse)
-    if (!p.ctrl.empty() && !drain_ctrl(p)) {
+    if (!p.ctrl.empty() && !ctrl_.drain(p)) {
         if (p.state != PeerState::kFailed) mark_busy(p);
         return;
     }

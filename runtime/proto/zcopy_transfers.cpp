@@ -206,7 +206,7 @@ void ZcopyTransfers::gets_done(RecvReq *r) noexcept {
     if (r->issued < r->get_end) std::erase(retry_gets_, r);  // failed with gets still to issue
     Peer &p = *dp_.peers_[r->peer];
     const uint32_t slot = r->rndv_slot;
-    dp_.send_ack(p, wire::kAmAts, r->send_id, r->status);
+    dp_.ctrl_.send_ack(p, wire::kAmAts, r->send_id, r->status);
     if (rndv_recvs_[slot] != r) return;  // the ack failed the peer, which finished it
     if (r->rndv_protocol == wire::kRndvSplit && !dp_.rndv_.split().gets_done(p, *r)) return;
     dp_.rndv_.finish_recv(r);
@@ -340,7 +340,7 @@ void ZcopyTransfers::puts_done(SendReq *r) noexcept {
         // RMA_WRITE_DONE has the target count it (counters, CQ data) and free its grant.
         dp_.rma_zcopy_.release_put_hold(*r);
         const uint32_t slot = r->rndv_slot;
-        dp_.send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
+        dp_.ctrl_.send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
         if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
         return;
     }
@@ -351,7 +351,7 @@ void ZcopyTransfers::puts_done(SendReq *r) noexcept {
     // The puts completed (tcp: the receiver acknowledged them), so the data is in place when
     // ATP arrives, whatever lane it takes.
     const uint32_t slot = r->rndv_slot;
-    dp_.send_ack(p, wire::kAmAtp, r->recv_id, r->status);
+    dp_.ctrl_.send_ack(p, wire::kAmAtp, r->recv_id, r->status);
     if (rndv_sends_[slot] != r) return;  // the ack failed the peer, which finished it
     if (r->rndv_protocol == wire::kRndvSplit && !dp_.rndv_.split().puts_done(p, *r)) return;
     finish_send_rndv(r);
