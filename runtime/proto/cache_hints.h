@@ -15,6 +15,7 @@
 #pragma once
 
 #include "runtime/proto/peer.h"
+#include "runtime/proto/peer_table.h"
 #include "runtime/proto/requests.h"
 
 #include <cstdint>
@@ -27,7 +28,7 @@ class CacheHints {
   public:
     // `peers`: the data path's peer table (hints name peers by index: a peer reset in place
     // is found again); `demoted`: counts the answers after which a head was demoted.
-    CacheHints(const std::vector<std::unique_ptr<Peer>> &peers, uint64_t &demoted) noexcept
+    CacheHints(const PeerTable &peers, uint64_t &demoted) noexcept
         : peers_(peers), demoted_(demoted) {}
 
     void on_arrival(Peer &p) noexcept { p.lane.prime(); }
@@ -57,7 +58,7 @@ class CacheHints {
   private:
     static constexpr uint32_t kWarmPolls = 1024;  // ~15-20 us of empty polls
 
-    const std::vector<std::unique_ptr<Peer>> &peers_;
+    const PeerTable &peers_;
     uint64_t &demoted_;
     uint32_t last_sent_ = kNoPeer;  // the peer the last short send went to (on_idle)
     uint32_t warm_polls_ = 0;       // empty polls that still warm its lane

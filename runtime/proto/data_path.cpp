@@ -230,7 +230,7 @@ void DataPath::remote_cq_data(Peer &p, uint32_t flags, uint64_t data, uint64_t t
         c.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
         c.len = total;
         c.data = data;
-        c.src = source_of(p);
+        c.src = peers_.source_of(p);
         completions_.write(c);
     }
 }

@@ -17,6 +17,7 @@
 #include "runtime/proto/match.h"
 #include "runtime/proto/message_handler.h"
 #include "runtime/proto/peer.h"
+#include "runtime/proto/peer_table.h"
 #include "runtime/proto/requests.h"
 #include "runtime/proto/rma_protocol.h"
 #include "runtime/proto/rndv_protocol.h"
@@ -361,27 +362,8 @@ class DataPath {
                                   void *context, uint64_t flags, uint64_t tag, uint64_t data,
                                   bool tagged, bool inject) noexcept;
 
-    // --- Peers (peer_table.cpp; the handshake that connects them: wireup.h) ---
-    // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
-    // entry or its address does not parse. The cache (the AV entry's version, one load,
-    // still the one the peer was found for) is inline; resolve_peer() does the rest. Bits
-    // beyond the entry index are checked by resolve_peer(), never cached: an fi_addr_t with
-    // them set misses.
-    Peer *peer_for_addr(fi_addr_t addr) noexcept {
-        const uint32_t cached = cached_peer(addr);
-        return cached != kNoPeer ? peers_[cached].get() : resolve_peer(addr);
-    }
-    // The peer the address cache holds for `addr` while its AV entry is unchanged; kNoPeer
-    // when it holds none (resolve_peer finds it).
-    uint32_t cached_peer(fi_addr_t addr) const noexcept {
-        if (addr < by_addr_.size()) {
-            const AddrCache &c = by_addr_[addr];
-            if (c.version != 0 && c.version == av::version_at(c.version_ptr)) return c.peer;
-        }
-        return kNoPeer;
-    }
-    Peer *resolve_peer(fi_addr_t addr) noexcept;
-    Peer *add_peer(transports::address::EndpointAddress &&address);
+    // --- Peers (the table: peer_table.h; the handshake that connects them: wireup.h;
+    // failures: failures.cpp, fail_peer in peer_table.cpp) ---
     // The peer's endpoint closed: its operations fail with FI_ECONNRESET, what it announced
     // and this side had not received fails its receive, its lanes go. An AV entry inserted
     // since, or its own request under a new incarnation, connects it afresh.
@@ -390,8 +372,6 @@ class DataPath {
     // destroyed (the transfers still counting zero-copy operations on them finish), and what
     // it announced and this side had not received is marked gone with it.
     void drop_gone_peer(Peer &p) noexcept;
-    // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
-    Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;
     void fail_peer(Peer &p, int error);
     // Whether message `id` (data, length) from peer index `src` is handled now: true when that
     // peer is connected. From an admitted peer still connecting, it is held (Peer::held) and
@@ -408,13 +388,6 @@ class DataPath {
     // Runs the handler of message `id`; false for an id without one.
     bool deliver(uint8_t id, const uint8_t *data, size_t length) noexcept;
     void mark_busy(Peer &p);
-    // What completions report as the peer's source: its AV entry's fi_addr (or user ID),
-    // looked up again when the AV changed since it was last not found.
-    fi_addr_t source_of(Peer &p) noexcept;
-    fi_addr_t report_id_for(const transports::address::EndpointAddress &a) const noexcept;
-    // The known peer (its identity learned) whose tcp listener `a` names by host and port;
-    // nullptr when none. A scan, on a connection-cache miss only.
-    Peer *peer_listening_at(const transports::address::EndpointAddress &a) noexcept;
 
     // --- Sending: the scheduler (send_queue.cpp), a message's way (message_way.cpp) ---
     // Hands as much of r to the lane as it takes: kOk when all of it went, kNoResource when
@@ -551,6 +524,7 @@ class DataPath {
     friend class RmaZcopyProtocol;
     friend class ZcopyTransfers;
     friend class ControlChannel;
+    friend class PeerTable;
     // The zero-copy transfers and the operations in flight by id (zcopy_transfers.h), a
     // service the modules below use.
     ZcopyTransfers zcopy_{*this};
@@ -579,16 +553,8 @@ class DataPath {
     // exact.
     uint32_t recv_source(fi_addr_t src, bool tagged, ssize_t &rc) noexcept;
 
-    std::vector<std::unique_ptr<Peer>> peers_;
-    std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index
-    // AV entry index -> peer, valid while the entry keeps the version it had when cached:
-    // the fi_addr_t of a send is checked with one load (av::version_at).
-    struct AddrCache {
-        const uint32_t *version_ptr = nullptr;  // the entry's version field
-        uint32_t version = 0;                   // its value when cached (0: none)
-        uint32_t peer = kNoPeer;
-    };
-    std::vector<AddrCache> by_addr_;
+    // Peers by index, identity and AV entry (peer_table.h).
+    PeerTable peers_{*this};
     sched::BusyPeers busy_;  // peers with queued work (progress drains them)
 
     Pool<SendReq> send_pool_;

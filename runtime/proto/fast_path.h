@@ -91,7 +91,7 @@ inline size_t stage_eager_short(uint8_t *out, uint32_t remote_idx, uint32_t wire
 inline ssize_t DataPath::send_buffer(const void *buf, size_t len, fi_addr_t dest, void *context,
                                      uint64_t flags, uint64_t tag, uint64_t data, bool tagged,
                                      bool inject) noexcept {
-    Peer *p = peer_for_addr(dest);
+    Peer *p = peers_.for_addr(dest);
     const ShortSend s = try_send_short(p, buf, len, context, flags, tag, data, tagged, inject);
     if (s == ShortSend::kSent) [[likely]]
         return 0;
@@ -164,7 +164,7 @@ inline bool RmaProtocol::write_untracked(Peer &p, const void *buf, size_t len, u
 
 inline ssize_t RmaProtocol::inject_write(const void *buf, size_t len, fi_addr_t dest,
                                          uint64_t key, uint64_t addr, uint64_t flags, uint64_t data) noexcept {
-    Peer *p = dp_.peer_for_addr(dest);
+    Peer *p = dp_.peers_.for_addr(dest);
     if (p != nullptr && len <= dp_.cfg_.inject_msg_size &&
         write_untracked(*p, buf, len, key, addr, flags, data)) {
         return 0;
@@ -205,7 +205,7 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
     flush_demote();  // (a receive posted: the answer before it went out, its peer reads next)
     uint32_t from = kNoPeer;
     if (source_rule_.directed(tagged) && (src != FI_ADDR_UNSPEC || source_rule_.exact)) {
-        from = cached_peer(src);  // FI_ADDR_UNSPEC (exact directed: refused) holds none
+        from = peers_.cached(src);  // FI_ADDR_UNSPEC (exact directed: refused) holds none
         if (from == kNoPeer) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
     }
     if ((flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ || match_.has_unexpected(tagged)) {
@@ -233,7 +233,7 @@ inline void DataPath::complete_recv(RecvReq *r, uint32_t src, uint32_t wire_flag
                                     uint64_t data, size_t msg_len) noexcept {
     Peer *sender = src < peers_.size() ? peers_[src].get() : nullptr;
     fi_addr_t from = sender != nullptr ? sender->report_id : FI_ADDR_NOTAVAIL;
-    if (from == FI_ADDR_NOTAVAIL && sender != nullptr) from = source_of(*sender);
+    if (from == FI_ADDR_NOTAVAIL && sender != nullptr) from = peers_.source_of(*sender);
     // FI_SOURCE_ERR: a sender not in the AV makes this an error entry (the data is delivered).
     const bool unknown = cfg_.source_err && from == FI_ADDR_NOTAVAIL && sender != nullptr;
     if (msg_len <= r->iov.total && !unknown && r->completion && r->parent == nullptr &&

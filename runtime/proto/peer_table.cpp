@@ -1,7 +1,6 @@
-// The data path's peer table: a peer is made known from an AV entry (resolve_peer, with the
-// address cache peer_for_addr reads inline) or from its WIREUP_REQ (add_peer, by the
-// handshake: wireup.h); found again by identity, or by the tcp listener a host-and-port
-// address names; what completions report as its source; a peer failed (fail_peer).
+// The data path's peer table (peer_table.h), and a peer failed (DataPath::fail_peer).
+#include "runtime/proto/peer_table.h"
+
 #include "runtime/av/addr_encoding.h"
 #include "runtime/av/binding.h"
 #include "base/log/log.h"
@@ -21,7 +20,7 @@ namespace ufi::runtime::proto {
 namespace address = transports::address;
 using log::Subsys;
 
-Peer *DataPath::add_peer(address::EndpointAddress &&a) {
+Peer *PeerTable::add(address::EndpointAddress &&a) {
     const uint32_t idx = static_cast<uint32_t>(peers_.size());
     auto p = std::make_unique<Peer>();
     p->local_idx = idx;
@@ -31,16 +30,16 @@ Peer *DataPath::add_peer(address::EndpointAddress &&a) {
     return peers_.back().get();
 }
 
-Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
+Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
     const uint64_t index = addr;
     av::PeerEntry e;
-    if (av::resolve(cfg_.av, addr, e) != 0) return nullptr;
+    if (av::resolve(dp_.cfg_.av, addr, e) != 0) return nullptr;
     try {
         address::EndpointAddress a;
         if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
         // Its own name: the full address (names leave out self, which only it can use).
-        if (a.uuid == cfg_.uuid && a.endpoint_id == cfg_.endpoint_id &&
-            !address::unpack(cfg_.address.data(), cfg_.address.size(), a)) {
+        if (a.uuid == dp_.cfg_.uuid && a.endpoint_id == dp_.cfg_.endpoint_id &&
+            !address::unpack(dp_.cfg_.address.data(), dp_.cfg_.address.size(), a)) {
             return nullptr;
         }
         Peer *p = nullptr;
@@ -53,27 +52,27 @@ Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
             // index only: addresses with bits beyond it are resolved on every call).
             if (p != nullptr && p->address.endpoint_id == a.endpoint_id) {
                 if (p->remote_incarnation != 0 && address::records_conflict(p->address, a)) {
-                    p = &wireup_.restart_peer(p->local_idx, std::move(a),
+                    p = &dp_.wireup_.restart_peer(p->local_idx, std::move(a),
                                       "an AV entry names it with other transport addresses");
                 } else if (p->state == PeerState::kFailed && index <= av::encoding::kMaxEntryIndex) {
-                    p = &wireup_.restart_peer(p->local_idx, std::move(a),
+                    p = &dp_.wireup_.restart_peer(p->local_idx, std::move(a),
                                       "it failed, and an AV entry inserted since names it");
                 }
             }
         } else {
-            p = peer_listening_at(a);  // a host and port: the peer that contacted us from there
+            p = listening_at(a);  // a host and port: the peer that contacted us from there
         }
-        if (p == nullptr) p = add_peer(std::move(a));
+        if (p == nullptr) p = add(std::move(a));
         p->report_id = e.user_id;
-        if (cfg_.av_auth_keys && p->present_key.empty()) {
+        if (dp_.cfg_.av_auth_keys && p->present_key.empty()) {
             const uint8_t *kb = nullptr;
             size_t kl = 0;
-            if (av::auth_key_bytes(cfg_.av, e.auth_key, kb, kl) == 0) p->present_key.assign(kb, kb + kl);
+            if (av::auth_key_bytes(dp_.cfg_.av, e.auth_key, kb, kl) == 0) p->present_key.assign(kb, kb + kl);
         }
         // Only plain entry indices are cached (not rx-context addresses or other high bits).
         if (index <= av::encoding::kMaxEntryIndex) {
             if (index >= by_addr_.size()) by_addr_.resize(index + 1);
-            by_addr_[index] = {av::entry_version_ptr(cfg_.av, addr), e.version, p->local_idx};
+            by_addr_[index] = {av::entry_version_ptr(dp_.cfg_.av, addr), e.version, p->local_idx};
         }
         return p;
     } catch (const std::bad_alloc &) {
@@ -81,7 +80,7 @@ Peer *DataPath::resolve_peer(fi_addr_t addr) noexcept {
     }
 }
 
-Peer *DataPath::peer_listening_at(const address::EndpointAddress &a) noexcept {
+Peer *PeerTable::listening_at(const address::EndpointAddress &a) noexcept {
     for (auto &pp : peers_) {
         // (a peer itself known by host and port only is no identity to name)
         if (pp->address.uuid != 0 && address::shares_tcp_listener(pp->address, a)) return pp.get();
@@ -89,34 +88,24 @@ Peer *DataPath::peer_listening_at(const address::EndpointAddress &a) noexcept {
     return nullptr;
 }
 
-Peer *DataPath::host_port_peer_of(const address::EndpointAddress &full) noexcept {
+Peer *PeerTable::host_port_peer_of(const address::EndpointAddress &full) noexcept {
     for (auto &pp : peers_) {
         if (pp->address.uuid == 0 && address::shares_tcp_listener(pp->address, full)) return pp.get();
     }
     return nullptr;
 }
 
-fi_addr_t DataPath::report_id_for(const address::EndpointAddress &a) const noexcept {
+fi_addr_t PeerTable::report_id_for(const address::EndpointAddress &a) const noexcept {
     if (a.uuid == 0) return FI_ADDR_NOTAVAIL;  // known by host and port only: no identity yet
     fi_addr_t addr = FI_ADDR_NOTAVAIL;
     av::PeerEntry e;
     // Its identity, else its tcp listener inserted as a host and port (a socket address).
-    if (av::find_identity(cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0 &&
-        av::find_listener(cfg_.av, a, addr, e) != 0) {
+    if (av::find_identity(dp_.cfg_.av, a.uuid, a.endpoint_id, addr, e) != 0 &&
+        av::find_listener(dp_.cfg_.av, a, addr, e) != 0) {
         return FI_ADDR_NOTAVAIL;
     }
     return e.user_id;
 }
-
-
-
-
-
-
-
-
-
-
 
 void DataPath::fail_peer(Peer &p, int error) {
     p.state = PeerState::kFailed;
@@ -154,24 +143,14 @@ void DataPath::fail_peer(Peer &p, int error) {
 }
 
 
-fi_addr_t DataPath::source_of(Peer &p) noexcept {
+fi_addr_t PeerTable::source_of(Peer &p) noexcept {
     if (p.report_id != FI_ADDR_NOTAVAIL) return p.report_id;
-    const uint64_t now = av::changes(cfg_.av);
+    const uint64_t now = av::changes(dp_.cfg_.av);
     if (now != p.report_checked) {
         p.report_checked = now;
         p.report_id = report_id_for(p.address);
     }
     return p.report_id;
 }
-
-
-
-
-
-
-
-
-
-
 
 }  // namespace ufi::runtime::proto

@@ -46,7 +46,7 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
     c.len = u->total;
     c.data = has_data ? u->data : 0;
     c.tag = u->tag;
-    c.src = u->src < peers_.size() ? source_of(*peers_[u->src]) : FI_ADDR_NOTAVAIL;
+    c.src = u->src < peers_.size() ? peers_.source_of(*peers_[u->src]) : FI_ADDR_NOTAVAIL;
     if (flags & FI_CLAIM) {
         try {
             if (!claimed_.emplace(context, u).second) {
@@ -84,7 +84,7 @@ ssize_t DataPath::claim(const IovList &iov, void *context, uint64_t flags) noexc
         c.context = context;
         c.flags = FI_RECV | FI_TAGGED;
         c.tag = u->tag;
-        c.src = u->src < peers_.size() ? source_of(*peers_[u->src]) : FI_ADDR_NOTAVAIL;
+        c.src = u->src < peers_.size() ? peers_.source_of(*peers_[u->src]) : FI_ADDR_NOTAVAIL;
         drop_unexpected(u);
         if (c.cq != nullptr) completions_.write(c);
         return 0;

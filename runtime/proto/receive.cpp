@@ -44,7 +44,7 @@ uint32_t DataPath::recv_source(fi_addr_t src, bool tagged, ssize_t &rc) noexcept
         rc = -FI_EINVAL;
         return kNoPeer;
     }
-    Peer *p = peer_for_addr(src);
+    Peer *p = peers_.for_addr(src);
     if (p == nullptr) {
         rc = -FI_EINVAL;
         return kNoPeer;
@@ -244,7 +244,7 @@ void DataPath::complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len
     c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
     c.len = len;
     c.tag = r->tagged ? r->msg_tag : 0;
-    c.src = src < peers_.size() ? source_of(*peers_[src]) : FI_ADDR_NOTAVAIL;
+    c.src = src < peers_.size() ? peers_.source_of(*peers_[src]) : FI_ADDR_NOTAVAIL;
     c.err = err;
     if (r->parent != nullptr) c.buf = r->iov.v[0].base;
     if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);

@@ -36,7 +36,7 @@ Peer &Wireup::restart_peer(uint32_t idx, address::EndpointAddress &&a, const cha
     fresh->present_key = std::move(old.present_key);
     fresh->next_msg_id = old.next_msg_id;
     fresh->address = std::move(a);
-    fresh->report_id = dp_.report_id_for(fresh->address);
+    fresh->report_id = dp_.peers_.report_id_for(fresh->address);
     dp_.peers_[idx] = std::move(fresh);
     ++dp_.stats_.peer_restarts;
     return *dp_.peers_[idx];

@@ -105,7 +105,7 @@ ssize_t RmaProtocol::start(SendOp op, const IovList &local, const wire::RmaSeg *
     if (write && nsegs == 1 && local.count <= 1 && (flags & FI_INJECT) && !completion) {
         // The common small put (shmem_p, a window's word): no record (fi_inject_write comes
         // straight to inject_write; fi_writemsg with FI_INJECT and the like come here).
-        Peer *to = dp_.peer_for_addr(dest);
+        Peer *to = dp_.peers_.for_addr(dest);
         if (to != nullptr && write_untracked(*to, local.count == 1 ? local.v[0].base : nullptr,
                                              local.total, segs[0].key, segs[0].addr, flags, data)) {
             return 0;

@@ -42,10 +42,10 @@ ssize_t DataPath::send_buffer_otherwise(ShortSend first, const void *buf, size_t
                                         uint64_t tag, uint64_t data, bool tagged,
                                         bool inject) noexcept {
     const bool relieved = first != ShortSend::kNotHere;
-    if (relieved && relieve_lane(*peer_for_addr(dest))) {
+    if (relieved && relieve_lane(*peers_.for_addr(dest))) {
         // Room again and nothing queued: the short way after all. (Progress may have reset
         // the peer: look it up again.)
-        if (try_send_short(peer_for_addr(dest), buf, len, context, flags, tag, data, tagged,
+        if (try_send_short(peers_.for_addr(dest), buf, len, context, flags, tag, data, tagged,
                            inject) == ShortSend::kSent) {
             return 0;
         }
@@ -64,7 +64,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
         iov.total > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size)) {
         return -FI_EMSGSIZE;
     }
-    Peer *p = peer_for_addr(dest);
+    Peer *p = peers_.for_addr(dest);
     if (p == nullptr) return -FI_EINVAL;
     const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
                                 ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
@@ -226,7 +226,7 @@ void DataPath::drain_queue(Peer &p) noexcept {
 }
 
 SendReq *DataPath::new_op(fi_addr_t dest, Peer *&p, ssize_t &rc) noexcept {
-    p = peer_for_addr(dest);
+    p = peers_.for_addr(dest);
     if (p == nullptr) {
         rc = -FI_EINVAL;
         return nullptr;

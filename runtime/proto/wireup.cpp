@@ -375,9 +375,8 @@ void Wireup::handle_request(const WireupView &w) {
             return;
         }
         Peer *p = nullptr;
-        const auto it = dp_.by_identity_.find(a.uuid);
-        if (it != dp_.by_identity_.end()) {
-            p = dp_.peers_[it->second].get();
+        if (const uint32_t known = dp_.peers_.by_identity(a.uuid); known != kNoPeer) {
+            p = dp_.peers_[known].get();
             if (w.hdr.version == wire::kProtocolVersion && p->remote_incarnation != 0 &&
                 p->remote_incarnation != w.hdr.incarnation) {
                 // The endpoint it was has gone and come back under its name: reset it where
@@ -407,15 +406,15 @@ void Wireup::handle_request(const WireupView &w) {
             if (p->address.partial && a.endpoint_id == p->address.endpoint_id) {
                 move_to_best_lane(*p, std::move(a));
             }
-        } else if ((p = dp_.host_port_peer_of(a)) != nullptr) {
+        } else if ((p = dp_.peers_.host_port_peer_of(a)) != nullptr) {
             // This side named it by host and port (a socket address, insertsvc) before it
             // called: the same peer, now with its identity and full address (and, if our own
             // request to it is still unanswered, on its best lane).
-            dp_.by_identity_[a.uuid] = p->local_idx;
+            dp_.peers_.name(a.uuid, p->local_idx);
             move_to_best_lane(*p, std::move(a));
         } else {
-            p = dp_.add_peer(std::move(a));
-            p->report_id = dp_.report_id_for(p->address);
+            p = dp_.peers_.add(std::move(a));
+            p->report_id = dp_.peers_.report_id_for(p->address);
         }
         uint16_t status = wire::kWireupOk;
         if (w.hdr.version != wire::kProtocolVersion) {
@@ -513,17 +512,17 @@ void Wireup::handle_reply(const WireupView &w) {
         // so its own requests and its full address (inserted later) name this same peer.
         p.address.uuid = w.hdr.uuid;
         p.address.endpoint_id = w.hdr.endpoint_id;
-        const auto known = dp_.by_identity_.find(w.hdr.uuid);
-        if (known == dp_.by_identity_.end()) {
+        const uint32_t known = dp_.peers_.by_identity(w.hdr.uuid);
+        if (known == kNoPeer) {
             try {
-                dp_.by_identity_[w.hdr.uuid] = p.local_idx;
+                dp_.peers_.name(w.hdr.uuid, p.local_idx);
             } catch (const std::bad_alloc &) {
                 // Its later requests make a second peer: the traffic still flows.
             }
-        } else if (known->second != p.local_idx) {
+        } else if (known != p.local_idx) {
             UFI_LOG_DEBUG(Subsys::EpData,
                           "peer {} reached by host and port is also known as peer {}",
-                          p.local_idx, known->second);
+                          p.local_idx, known);
         }
     }
     if ((by_host_and_port || p.address.partial) && w.addr != nullptr) upgrade_lane(p, w);
@@ -643,8 +642,7 @@ void Wireup::handle_close(const WireupView &w) {
     if (idx == kNoPeer) {
         // kNoPeer: it closed before our reply to its request came (the request went first on
         // the same lane, so we know it by its identity, and its incarnation, by now).
-        const auto it = dp_.by_identity_.find(w.hdr.uuid);
-        if (it != dp_.by_identity_.end()) idx = it->second;
+        idx = dp_.peers_.by_identity(w.hdr.uuid);
     }
     if (idx >= dp_.peers_.size()) {
         ++dp_.stats_.dropped_malformed;

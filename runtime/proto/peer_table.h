@@ -1,0 +1,97 @@
+// The data path's peer table, a service every module uses: peers by index (what `src` in a
+// message names), by identity (the uuid in an address), and by AV entry (the address cache a
+// send reads inline, one load while the entry is unchanged). A peer is made known from an AV
+// entry (resolve) or from its WIREUP_REQ (add, by the handshake: wireup.h); found again by
+// identity, or by the tcp listener a host-and-port address names; and it knows what
+// completions report as a peer's source. Peers are never removed while the data path lives:
+// an index stays valid (a restarted peer is replaced in place, restart.cpp).
+#pragma once
+
+#include "runtime/av/binding.h"
+#include "runtime/proto/peer.h"
+#include "transports/address.h"
+
+#include <rdma/fabric.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace ufi::runtime::proto {
+
+class DataPath;
+
+class PeerTable {
+  public:
+    explicit PeerTable(DataPath &dp) noexcept : dp_(dp) {}
+    PeerTable(const PeerTable &) = delete;
+    PeerTable &operator=(const PeerTable &) = delete;
+
+    // By index, as a vector's (restart.cpp replaces a slot's peer).
+    std::unique_ptr<Peer> &operator[](size_t idx) noexcept { return peers_[idx]; }
+    const std::unique_ptr<Peer> &operator[](size_t idx) const noexcept { return peers_[idx]; }
+    size_t size() const noexcept { return peers_.size(); }
+    auto begin() noexcept { return peers_.begin(); }
+    auto end() noexcept { return peers_.end(); }
+    // The data path closes: the peers (and their lanes) go.
+    void clear() noexcept { peers_.clear(); }
+
+    // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
+    // entry or its address does not parse. The cache (the AV entry's version, one load,
+    // still the one the peer was found for) is inline; resolve() does the rest. Bits beyond
+    // the entry index are checked by resolve(), never cached: an fi_addr_t with them set
+    // misses.
+    Peer *for_addr(fi_addr_t addr) noexcept {
+        const uint32_t hit = cached(addr);
+        return hit != kNoPeer ? peers_[hit].get() : resolve(addr);
+    }
+    // The peer the address cache holds for `addr` while its AV entry is unchanged; kNoPeer
+    // when it holds none (resolve() finds it).
+    uint32_t cached(fi_addr_t addr) const noexcept {
+        if (addr < by_addr_.size()) {
+            const AddrCache &c = by_addr_[addr];
+            if (c.version != 0 && c.version == av::version_at(c.version_ptr)) return c.peer;
+        }
+        return kNoPeer;
+    }
+    Peer *resolve(fi_addr_t addr) noexcept;
+    // A new peer at the next index (named by its identity where the address has one); throws
+    // std::bad_alloc.
+    Peer *add(transports::address::EndpointAddress &&address);
+
+    // The index of the peer with identity `uuid`, or kNoPeer.
+    uint32_t by_identity(uint64_t uuid) const noexcept {
+        const auto it = by_identity_.find(uuid);
+        return it != by_identity_.end() ? it->second : kNoPeer;
+    }
+    // Names peer `idx` by identity `uuid` (a peer first known by host and port); throws
+    // std::bad_alloc.
+    void name(uint64_t uuid, uint32_t idx) { by_identity_[uuid] = idx; }
+    // The known peer (its identity learned) whose tcp listener `a` names by host and port;
+    // nullptr when none. A scan, on a connection-cache miss only.
+    Peer *listening_at(const transports::address::EndpointAddress &a) noexcept;
+    // The peer this side knows only by host and port whose tcp listener is one of `full`'s.
+    Peer *host_port_peer_of(const transports::address::EndpointAddress &full) noexcept;
+
+    // What completions report as the peer's source: its AV entry's fi_addr (or user ID),
+    // looked up again when the AV changed since it was last not found.
+    fi_addr_t source_of(Peer &p) noexcept;
+    fi_addr_t report_id_for(const transports::address::EndpointAddress &a) const noexcept;
+
+  private:
+    DataPath &dp_;
+    std::vector<std::unique_ptr<Peer>> peers_;
+    std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index
+    // AV entry index -> peer, valid while the entry keeps the version it had when cached:
+    // the fi_addr_t of a send is checked with one load (av::version_at).
+    struct AddrCache {
+        const uint32_t *version_ptr = nullptr;  // the entry's version field
+        uint32_t version = 0;                   // its value when cached (0: none)
+        uint32_t peer = kNoPeer;
+    };
+    std::vector<AddrCache> by_addr_;
+};
+
+}  // namespace ufi::runtime::proto
