@@ -103,14 +103,15 @@ DataPath::~DataPath() {
     const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
     const DataPathStats &s = stats_;
     UFI_LOG(level, Subsys::EpData,
-            "endpoint closed: {} sends waited in a peer queue, {} messages came unexpected, {} "
+            "endpoint closed: {} sends waited in a peer queue, {} messages came unexpected ({} "
+            "kept in the transport's descriptor), {} "
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
             "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
             "peers restarted; {} data messages received (fragments after a message's first not "
             "counted), receives slipped {} times behind "
             "streaming senders; {} answers' FIFO heads demoted",
-            s.sends_queued, s.unexpected, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
+            s.sends_queued, s.unexpected, s.unexpected_kept, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
             s.rma_put_grants, s.peer_restarts, rx_data_msgs_, rx_slip_.slips(), s.heads_demoted);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
@@ -118,6 +119,13 @@ DataPath::~DataPath() {
     // zero-copy operations still in flight end as it closes (ucx_handles.h), calling their
     // completions: those then do nothing (the records stay until the pools go).
     zcopy_.detach_completions();
+    // Unexpected messages never received give their transport descriptors back while the
+    // ifaces that own them are still open.
+    for (bool tagged : {false, true}) {
+        for (UnexpMsg *u = match_.unexpected(tagged).front(); u != nullptr; u = u->hook.next) {
+            release_desc(u);
+        }
+    }
     peers_.clear();
 }
 

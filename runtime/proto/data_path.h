@@ -84,6 +84,11 @@ enum class MessageWay : uint8_t {
 // UFI_SHM_FIFO_ELEM_SIZE) and tcp's short limit.
 inline constexpr size_t kStagedShort = 1024;
 
+// Unexpected messages kept in transport descriptors (UnexpMsg::desc), at most this many at a
+// time: each holds one of the transport's receive buffers (shared memory: 8 KiB), which its
+// pool replaces while it is held; beyond this, messages are copied.
+inline constexpr size_t kMaxDescsHeld = 256;
+
 // UFI_RNDV_SPLIT's default: from here on, the sender's half of a shared copy comes back more
 // than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
 // sides").
@@ -169,6 +174,7 @@ struct DataPathStats {
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
     uint64_t lane_upgrades = 0;       // peers reached by host and port moved to a better lane
     uint64_t unexpected = 0;          // messages that arrived before their receive
+    uint64_t unexpected_kept = 0;     // of them, kept in the transport's descriptor (no copy)
     uint64_t sends_queued = 0;        // operations that waited in a peer's queue (lane full,
                                       // connecting, fenced or ordered behind others)
     uint64_t rndv_sends = 0;          // messages sent by rendezvous
@@ -441,6 +447,10 @@ class DataPath {
     UnexpMsg *new_unexpected(const wire::EagerHdr &h, uint64_t cq_data, size_t total,
                              size_t received);
     void retire_unexpected(UnexpMsg *u) noexcept;
+    // Gives an unexpected message's kept descriptor back to its transport (retire_unexpected,
+    // and the data path's close for those never received).
+    void release_desc(UnexpMsg *u) noexcept;
+    size_t descs_held_ = 0;  // unexpected messages kept in descriptors (kMaxDescsHeld)
     // Posts a filled receive: matches it against the unexpected messages, else queues it.
     ssize_t post_recv(RecvReq *r) noexcept;
     // recv_buffer() beyond its common case.
@@ -508,6 +518,26 @@ class DataPath {
     template <auto Module, auto H, bool kCounted>
     static constexpr MessageHandler module_row(uint8_t id) noexcept {
         return {id, &call<Module, H>, &trampoline<Module, H, kCounted>};
+    }
+    // A counted data message whose handler H(data, length, desc) may keep the transport's
+    // descriptor (desc not null where UCT allows it: transports::kAmDesc); it returns whether
+    // it did, and UCT then leaves the descriptor to us (release_am_desc).
+    template <auto Module, auto H>
+    static void call_keeping(DataPath &dp, const uint8_t *data, size_t length) noexcept {
+        (void)((dp.*Module).*H)(data, length, nullptr);
+    }
+    template <auto Module, auto H>
+    static transports::Status keeping_trampoline(void *arg, void *data, size_t length,
+                                                 unsigned flags) noexcept {
+        auto *dp = static_cast<DataPath *>(arg);
+        ++dp->rx_data_msgs_;
+        const bool kept = ((dp->*Module).*H)(static_cast<const uint8_t *>(data), length,
+                                             (flags & transports::kAmDesc) ? data : nullptr);
+        return kept ? transports::Status::kInProgress : transports::Status::kOk;
+    }
+    template <auto Module, auto H>
+    static constexpr MessageHandler keeping_row(uint8_t id) noexcept {
+        return {id, &call_keeping<Module, H>, &keeping_trampoline<Module, H>};
     }
 
     // The protocol modules (each its own messages, its send and its handlers) reach the

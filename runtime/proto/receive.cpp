@@ -88,7 +88,7 @@ void DataPath::deliver_unexpected(RecvReq *r, UnexpMsg *u) noexcept {
         return;
     }
     if (u->received == u->total) {
-        r->iov.copy_in(0, u->bytes.data(), u->total);
+        r->iov.copy_in(0, u->payload(), u->total);
         complete_recv(r, u->src, u->wire_flags, u->tag, u->data, u->total);
         retire_unexpected(u);
     } else {
@@ -266,7 +266,16 @@ UnexpMsg *DataPath::new_unexpected(const wire::EagerHdr &h, uint64_t cq_data, si
     return u;
 }
 
+void DataPath::release_desc(UnexpMsg *u) noexcept {
+    if (u->desc == nullptr) return;
+    transports::release_am_desc(u->desc, worker_->rx_headroom());
+    u->desc = nullptr;
+    u->kept = nullptr;
+    --descs_held_;
+}
+
 void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
+    release_desc(u);
     u->claimed = nullptr;
     u->claim_ctx = nullptr;
     u->discarded = false;
@@ -280,11 +289,11 @@ void DataPath::retire_unexpected(UnexpMsg *u) noexcept {
 // ---------------------------------------------------------------------------------------
 // Eager arrivals (EagerProtocol, eager_protocol.h): here, beside the functions they call.
 
-void EagerProtocol::handle_eager(const uint8_t *data, size_t length) noexcept {
+bool EagerProtocol::arrive(const uint8_t *data, size_t length, void *desc) noexcept {
     wire::EagerHdr h;
     if (length < sizeof h) {
         ++dp_.stats_.dropped_malformed;
-        return;
+        return false;
     }
     std::memcpy(&h, data, sizeof h);
     const uint8_t *payload = data + sizeof h;
@@ -293,26 +302,38 @@ void EagerProtocol::handle_eager(const uint8_t *data, size_t length) noexcept {
     if (h.flags & wire::kHasData) {
         if (len < sizeof cq_data) {
             ++dp_.stats_.dropped_malformed;
-            return;
+            return false;
         }
         std::memcpy(&cq_data, payload, sizeof cq_data);
         payload += sizeof cq_data;
         len -= sizeof cq_data;
     }
-    if (!dp_.from_connected(h.src, wire::kAmEager, data, length)) return;
+    if (!dp_.from_connected(h.src, wire::kAmEager, data, length)) return false;
     const bool tagged = (h.flags & wire::kTagged) != 0;
     if (RecvReq *r = dp_.match_posted(h.src, tagged, h.tag, len)) {
         r->iov.copy_in(0, payload, len);
         dp_.complete_recv(r, h.src, h.flags, h.tag, cq_data, len);
-        return;
+        return false;
     }
     try {
         UnexpMsg *u = dp_.new_unexpected(h, cq_data, len, len);
-        u->bytes.assign(payload, payload + len);
+        // In a descriptor the transport lets us keep: kept there until a receive takes it
+        // (a bounded number of them: each holds one of the transport's receive buffers).
+        const bool keep = desc != nullptr && dp_.descs_held_ < kMaxDescsHeld;
+        if (keep) {
+            u->desc = desc;
+            u->kept = payload;
+            ++dp_.descs_held_;
+            ++dp_.stats_.unexpected_kept;
+        } else {
+            u->bytes.assign(payload, payload + len);
+        }
         dp_.match_.add_unexpected(u);
+        return keep;
     } catch (const std::bad_alloc &) {
         UFI_LOG_WARN(Subsys::EpData, "out of memory: an unexpected message of {} bytes is dropped",
                      len);
+        return false;
     }
 }
 
@@ -438,8 +459,7 @@ void EagerProtocol::handle_middle(const uint8_t *data, size_t length) noexcept {
 std::span<const MessageHandler> EagerProtocol::handlers() noexcept {
     // Counted (true): the messages a stream is made of (DataPath::trampoline).
     static constexpr MessageHandler kRows[] = {
-        DataPath::module_row<&DataPath::eager_, &EagerProtocol::handle_eager, true>(
-            wire::kAmEager),
+        DataPath::keeping_row<&DataPath::eager_, &EagerProtocol::arrive>(wire::kAmEager),
         DataPath::module_row<&DataPath::eager_, &EagerProtocol::handle_first, true>(
             wire::kAmEagerFirst),
         DataPath::module_row<&DataPath::eager_, &EagerProtocol::handle_middle, false>(

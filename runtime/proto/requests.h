@@ -312,7 +312,13 @@ struct UnexpMsg {
     uint64_t data = 0;
     size_t total = 0;     // the message's length
     size_t received = 0;  // bytes arrived so far
-    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> bytes;  // its payload, copied (when `kept` is not set)
+    // Or its payload left in the transport's receive descriptor (a one-message eager that
+    // arrived in one: shared memory's bcopy), released when the message is retired
+    // (DataPath::retire_unexpected): no copy on arrival.
+    void *desc = nullptr;
+    const uint8_t *kept = nullptr;
+    const uint8_t *payload() const noexcept { return kept != nullptr ? kept : bytes.data(); }
     RecvReq *claimed = nullptr;  // a receive that matched it before all fragments arrived
     bool rts = false;            // an announced rendezvous (its data is still at the sender)
     RtsInfo rts_info;

@@ -2,6 +2,7 @@
 // fragments), posted-first and unexpected-first, tags and ignore bits, directed receive, the
 // sender reported by fi_cq_readfrom, remote CQ data, truncation, inject, scatter/gather,
 // per-peer ordering, cancel, selective completion and sends to oneself.
+#include "data_path_of.h"
 #include "msg_fixture.h"
 
 #include <sys/uio.h>
@@ -379,6 +380,72 @@ TEST_F(MsgTest, PerPeerOrderingOfManyMessages) {
         if (n > 0) sends += static_cast<size_t>(n);
     }
     EXPECT_EQ(sends, kCount) << "every send completed";
+}
+
+// Unexpected messages that arrive in a transport's receive descriptor (shared memory's bcopy:
+// above the FIFO element's inline size) stay there until their receive takes them, up to the
+// data path's bound; the rest are copied. Either way each arrives whole and in order, and the
+// descriptors go back to the transport (the endpoints close with some still held: the
+// sanitizer build would see a use after the iface closed).
+TEST_F(MsgTest, UnexpectedMessagesKeptInTransportDescriptorsArriveWhole) {
+    using runtime::proto::DataPath;
+    constexpr size_t kLen = 2000;
+    constexpr uint32_t kCount = runtime::proto::kMaxDescsHeld + 44;
+    std::vector<std::vector<uint8_t>> bodies;
+    for (uint32_t i = 0; i < kCount; ++i) {
+        bodies.push_back(pattern(kLen, static_cast<uint8_t>(i)));
+        ASSERT_EQ(retry([&] {
+                      return fi_tsend(a_.ep, bodies.back().data(), kLen, nullptr, a_to_b_, 5, nullptr);
+                  }),
+                  0)
+            << i;
+    }
+    DataPath *dp = data_path(b_.ep);
+    const uint64_t before = dp->stats().unexpected;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (dp->stats().unexpected - before < kCount && std::chrono::steady_clock::now() < deadline) {
+        progress_all();
+    }
+    ASSERT_EQ(dp->stats().unexpected - before, kCount) << "every message arrived unexpected";
+    // Kept where B's transport hands over descriptors: shared memory (posix, sysv) when the
+    // messages went eager (their size is under the peer's rendezvous threshold).
+    const auto connected = [](const DataPath *d) -> const runtime::proto::Peer * {
+        for (uint32_t i = 0; i < d->peer_count(); ++i) {
+            const runtime::proto::Peer *p = d->peer(i);
+            if (p != nullptr && p->state == runtime::proto::PeerState::kConnected) return p;
+        }
+        return nullptr;
+    };
+    const runtime::proto::Peer *to_a = connected(dp);
+    const runtime::proto::Peer *to_b = connected(data_path(a_.ep));
+    ASSERT_NE(to_a, nullptr);
+    ASSERT_NE(to_b, nullptr);
+    const std::string tl = to_a->lane.resource().tl;
+    const bool shm = tl == "posix" || tl == "sysv";
+    const bool eager = kLen <= to_b->rndv_thresh;
+    EXPECT_EQ(dp->stats().unexpected_kept, shm && eager ? runtime::proto::kMaxDescsHeld : 0u)
+        << "over " << tl;
+    // Received in order, every byte; then more kept and left unreceived at close.
+    std::vector<uint8_t> in(kLen);
+    for (uint32_t i = 0; i < kCount; ++i) {
+        ASSERT_EQ(fi_trecv(b_.ep, in.data(), kLen, nullptr, FI_ADDR_UNSPEC, 5, 0, nullptr), 0);
+        fi_cq_tagged_entry e{};
+        ASSERT_EQ(wait(b_.cq, e), 1) << i;
+        ASSERT_EQ(e.len, kLen);
+        ASSERT_EQ(in, bodies[i]) << "message " << i;
+    }
+    for (uint32_t i = 0; i < 8; ++i) {
+        ASSERT_EQ(retry([&] {
+                      return fi_tsend(a_.ep, bodies[i].data(), kLen, nullptr, a_to_b_, 6, nullptr);
+                  }),
+                  0);
+    }
+    const uint64_t kept = dp->stats().unexpected_kept;
+    while (dp->stats().unexpected - before < kCount + 8 && std::chrono::steady_clock::now() < deadline) {
+        progress_all();
+    }
+    EXPECT_EQ(dp->stats().unexpected_kept - kept, shm && eager ? 8u : 0u)
+        << "descriptors released by the receives are taken again";
 }
 
 TEST_F(MsgTest, SendToMyself) {
