@@ -28,32 +28,11 @@ namespace tx = transports;
 // Operations in flight, by the id their peer names them with (send and receive slots)
 
 
-bool ZcopyTransfers::take_send_slot(SendReq &r) noexcept {
-    try {
-        if (!free_send_slots_.empty()) {
-            r.rndv_slot = free_send_slots_.back();
-            free_send_slots_.pop_back();
-            rndv_sends_[r.rndv_slot] = &r;
-            return true;
-        }
-        if (rndv_sends_.empty()) rndv_sends_.push_back(nullptr);  // slot 0: none
-        rndv_sends_.push_back(&r);
-        r.rndv_slot = static_cast<uint32_t>(rndv_sends_.size() - 1);
-        return true;
-    } catch (const std::bad_alloc &) {
-        return false;
-    }
-}
+bool ZcopyTransfers::take_send_slot(SendReq &r) noexcept { return sends_.take(r); }
 
 void ZcopyTransfers::release_send_slot(SendReq &r) noexcept {
     if (r.rndv_slot == 0) return;
-    rndv_sends_[r.rndv_slot] = nullptr;
-    try {
-        free_send_slots_.push_back(r.rndv_slot);
-    } catch (const std::bad_alloc &) {
-        // The slot is not reused; the table only grows.
-    }
-    r.rndv_slot = 0;
+    sends_.release(r);
     r.rndv = false;
     r.split_copied = false;
     r.split_acked = false;
@@ -64,41 +43,17 @@ void ZcopyTransfers::release_send_slot(SendReq &r) noexcept {
     r.remote.clear();
 }
 
-bool ZcopyTransfers::take_recv_slot(RecvReq &r) noexcept {
-    try {
-        if (!free_recv_slots_.empty()) {
-            r.rndv_slot = free_recv_slots_.back();
-            free_recv_slots_.pop_back();
-            rndv_recvs_[r.rndv_slot] = &r;
-            return true;
-        }
-        if (rndv_recvs_.empty()) rndv_recvs_.push_back(nullptr);  // slot 0: none
-        rndv_recvs_.push_back(&r);
-        r.rndv_slot = static_cast<uint32_t>(rndv_recvs_.size() - 1);
-        return true;
-    } catch (const std::bad_alloc &) {
-        return false;
-    }
-}
+bool ZcopyTransfers::take_recv_slot(RecvReq &r) noexcept { return recvs_.take(r); }
 
-void ZcopyTransfers::release_recv_slot(RecvReq &r) noexcept {
-    if (r.rndv_slot == 0) return;
-    rndv_recvs_[r.rndv_slot] = nullptr;
-    try {
-        free_recv_slots_.push_back(r.rndv_slot);
-    } catch (const std::bad_alloc &) {
-        // The slot is not reused; the table only grows.
-    }
-    r.rndv_slot = 0;
-}
+void ZcopyTransfers::release_recv_slot(RecvReq &r) noexcept { recvs_.release(r); }
 
 void ZcopyTransfers::detach_completions() noexcept {
     const auto nothing = [](transports::Completion *) {};
-    for (SendReq *r : rndv_sends_) {
-        if (r != nullptr) r->comp.uct.func = nothing;
+    for (size_t i = 1; i < sends_.size(); ++i) {
+        if (sends_[i] != nullptr) sends_[i]->comp.uct.func = nothing;
     }
-    for (RecvReq *r : rndv_recvs_) {
-        if (r != nullptr) r->comp.uct.func = nothing;
+    for (size_t i = 1; i < recvs_.size(); ++i) {
+        if (recvs_[i] != nullptr) recvs_[i]->comp.uct.func = nothing;
     }
 }
 
@@ -111,15 +66,11 @@ void ZcopyTransfers::finish_send_rndv(SendReq *r) noexcept {
 }
 
 SendReq *ZcopyTransfers::send_by_id(uint64_t id, uint32_t peer) const noexcept {
-    if (id == 0 || id >= rndv_sends_.size()) return nullptr;
-    SendReq *r = rndv_sends_[id];
-    return r != nullptr && r->peer == peer ? r : nullptr;
+    return sends_.find(id, peer);
 }
 
 RecvReq *ZcopyTransfers::recv_by_id(uint64_t id, uint32_t peer) const noexcept {
-    if (id == 0 || id >= rndv_recvs_.size()) return nullptr;
-    RecvReq *r = rndv_recvs_[id];
-    return r != nullptr && r->peer == peer ? r : nullptr;
+    return recvs_.find(id, peer);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -207,7 +158,7 @@ void ZcopyTransfers::gets_done(RecvReq *r) noexcept {
     Peer &p = *dp_.peers_[r->peer];
     const uint32_t slot = r->rndv_slot;
     dp_.ctrl_.send_ack(p, wire::kAmAts, r->send_id, r->status);
-    if (rndv_recvs_[slot] != r) return;  // the ack failed the peer, which finished it
+    if (!recvs_.holds(slot, r)) return;  // the ack failed the peer, which finished it
     if (r->rndv_protocol == wire::kRndvSplit && !dp_.rndv_.split().gets_done(p, *r)) return;
     dp_.rndv_.finish_recv(r);
 }
@@ -341,7 +292,7 @@ void ZcopyTransfers::puts_done(SendReq *r) noexcept {
         dp_.rma_zcopy_.release_put_hold(*r);
         const uint32_t slot = r->rndv_slot;
         dp_.ctrl_.send_ack(p, wire::kAmRmaWriteDone, r->recv_id, r->status);
-        if (rndv_sends_[slot] == r) finish_send_rndv(r);  // (else the ack failed the peer)
+        if (sends_.holds(slot, r)) finish_send_rndv(r);  // (else the ack failed the peer)
         return;
     }
     if (r->op != SendOp::kMessage) {
@@ -352,7 +303,7 @@ void ZcopyTransfers::puts_done(SendReq *r) noexcept {
     // ATP arrives, whatever lane it takes.
     const uint32_t slot = r->rndv_slot;
     dp_.ctrl_.send_ack(p, wire::kAmAtp, r->recv_id, r->status);
-    if (rndv_sends_[slot] != r) return;  // the ack failed the peer, which finished it
+    if (!sends_.holds(slot, r)) return;  // the ack failed the peer, which finished it
     if (r->rndv_protocol == wire::kRndvSplit && !dp_.rndv_.split().puts_done(p, *r)) return;
     finish_send_rndv(r);
 }
@@ -388,8 +339,8 @@ unsigned ZcopyTransfers::retry() noexcept {
 void ZcopyTransfers::fail(Peer &p, bool force) noexcept {
     // Transfers with zero-copy operations still in flight finish from their completion (with
     // this error); the others now.
-    for (size_t i = 1; i < rndv_sends_.size(); ++i) {
-        SendReq *r = rndv_sends_[i];
+    for (size_t i = 1; i < sends_.size(); ++i) {
+        SendReq *r = sends_[i];
         if (r == nullptr || r->peer != p.local_idx) continue;
         if (r->status == 0) r->status = p.fail_status;
         std::erase(retry_puts_, r);
@@ -399,8 +350,8 @@ void ZcopyTransfers::fail(Peer &p, bool force) noexcept {
             finish_send_rndv(r);
         }
     }
-    for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
-        RecvReq *r = rndv_recvs_[i];
+    for (size_t i = 1; i < recvs_.size(); ++i) {
+        RecvReq *r = recvs_[i];
         if (r == nullptr || r->peer != p.local_idx) continue;
         if (r->status == 0) r->status = p.fail_status;
         std::erase(retry_gets_, r);

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 namespace ufi::transports {
@@ -25,6 +26,56 @@ namespace ufi::runtime::proto {
 
 class DataPath;
 struct Peer;
+
+// Records by the id their peer names them with: the record's `rndv_slot`, an index here
+// (0: none). Freed slots are reused; the table only grows.
+template <class Req>
+class SlotTable {
+  public:
+    // Gives r a slot; false when memory runs out.
+    bool take(Req &r) noexcept {
+        try {
+            if (!free_.empty()) {
+                r.rndv_slot = free_.back();
+                free_.pop_back();
+                slots_[r.rndv_slot] = &r;
+                return true;
+            }
+            if (slots_.empty()) slots_.push_back(nullptr);  // slot 0: none
+            slots_.push_back(&r);
+            r.rndv_slot = static_cast<uint32_t>(slots_.size() - 1);
+            return true;
+        } catch (const std::bad_alloc &) {
+            return false;
+        }
+    }
+    void release(Req &r) noexcept {
+        if (r.rndv_slot == 0) return;
+        slots_[r.rndv_slot] = nullptr;
+        try {
+            free_.push_back(r.rndv_slot);
+        } catch (const std::bad_alloc &) {
+            // The slot is not reused; the table only grows.
+        }
+        r.rndv_slot = 0;
+    }
+    // The record in slot `id` for `peer`; nullptr for none (or another peer's).
+    Req *find(uint64_t id, uint32_t peer) const noexcept {
+        if (id == 0 || id >= slots_.size()) return nullptr;
+        Req *r = slots_[id];
+        return r != nullptr && r->peer == peer ? r : nullptr;
+    }
+    bool holds(uint32_t slot, const Req *r) const noexcept { return slots_[slot] == r; }
+    bool busy() const noexcept { return slots_.size() > free_.size() + 1; }
+    // Slot i (1 to size() - 1; nullptr: free). By index, as callers may finish (and release)
+    // the record they visit.
+    size_t size() const noexcept { return slots_.size(); }
+    Req *operator[](size_t i) const noexcept { return slots_[i]; }
+
+  private:
+    std::vector<Req *> slots_;
+    std::vector<uint32_t> free_;
+};
 
 class ZcopyTransfers {
   public:
@@ -61,15 +112,15 @@ class ZcopyTransfers {
     RecvReq *recv_by_id(uint64_t id, uint32_t peer) const noexcept;
     // Whether `slot` still holds r: after a call that may have failed the peer (sending an
     // ack), which then finished r.
-    bool holds(uint32_t slot, const SendReq *r) const noexcept { return rndv_sends_[slot] == r; }
-    bool holds(uint32_t slot, const RecvReq *r) const noexcept { return rndv_recvs_[slot] == r; }
+    bool holds(uint32_t slot, const SendReq *r) const noexcept { return sends_.holds(slot, r); }
+    bool holds(uint32_t slot, const RecvReq *r) const noexcept { return recvs_.holds(slot, r); }
     // Whether receives are in flight (the peer checks watch them).
-    bool receiving() const noexcept { return rndv_recvs_.size() > free_recv_slots_.size() + 1; }
+    bool receiving() const noexcept { return recvs_.busy(); }
     // Calls f(const RecvReq &) for each receive in flight.
     template <class F>
     void each_recv(F f) const {
-        for (size_t i = 1; i < rndv_recvs_.size(); ++i) {
-            if (rndv_recvs_[i] != nullptr) f(*rndv_recvs_[i]);
+        for (size_t i = 1; i < recvs_.size(); ++i) {
+            if (recvs_[i] != nullptr) f(*recvs_[i]);
         }
     }
     // An operation in the send table finished (a rendezvous's ATS or ATP sent, its streamed
@@ -106,10 +157,8 @@ class ZcopyTransfers {
 
   private:
     DataPath &dp_;
-    std::vector<SendReq *> rndv_sends_;
-    std::vector<uint32_t> free_send_slots_;
-    std::vector<RecvReq *> rndv_recvs_;
-    std::vector<uint32_t> free_recv_slots_;
+    SlotTable<SendReq> sends_;
+    SlotTable<RecvReq> recvs_;
     std::vector<RecvReq *> retry_gets_;
     std::vector<SendReq *> retry_puts_;
     // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
