@@ -60,7 +60,6 @@ class EagerProtocol {
     // EAGER: matched, or kept as unexpected; `desc` (not null): the data lies in a transport
     // descriptor that may be kept instead of copied. Whether it was kept.
     bool arrive(const uint8_t *data, size_t length, void *desc) noexcept;
-    void handle_eager(const uint8_t *data, size_t length) noexcept { (void)arrive(data, length, nullptr); }
     void handle_first(const uint8_t *data, size_t length) noexcept;
     void handle_middle(const uint8_t *data, size_t length) noexcept;
 
