@@ -3,7 +3,7 @@
 #include "api/export.h"
 #include "api/objects.h"
 #include "runtime/av/av.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "base/log/log.h"
 

@@ -4,7 +4,7 @@
 #include "api/export.h"
 #include "api/objects.h"
 #include "runtime/cntr/cntr.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/c_enum.h"
 #include "base/log/log.h"

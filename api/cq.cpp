@@ -5,7 +5,7 @@
 #include "api/objects.h"
 #include "runtime/cq/cq.h"
 #include "runtime/cq/error_text.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/c_enum.h"
 #include "base/log/log.h"

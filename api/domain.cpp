@@ -2,7 +2,7 @@
 #include "api/ep_data.h"
 #include "api/export.h"
 #include "api/objects.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/eq/binding.h"
 #include "runtime/fid_cast.h"
 #include "base/log/log.h"

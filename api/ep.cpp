@@ -5,7 +5,7 @@
 #include "api/ep_data.h"
 #include "api/export.h"
 #include "api/objects.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/fid_cast.h"

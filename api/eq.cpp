@@ -5,7 +5,7 @@
 #include "api/objects.h"
 #include "runtime/cq/error_text.h"
 #include "runtime/eq/eq.h"
-#include "runtime/fabric.h"
+#include "runtime/fabric/fabric.h"
 #include "runtime/fid_cast.h"
 #include "runtime/c_enum.h"
 #include "base/log/log.h"

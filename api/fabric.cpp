@@ -2,8 +2,8 @@
 #include "api/export.h"
 #include "runtime/fid_cast.h"
 #include "api/objects.h"
-#include "runtime/trywait.h"
-#include "runtime/fabric.h"
+#include "runtime/wait/trywait.h"
+#include "runtime/fabric/fabric.h"
 #include "base/log/log.h"
 
 #include <rdma/fabric.h>

@@ -5,7 +5,7 @@
 // not have - and leaves the semantics to runtime/mr.
 #include "api/export.h"
 #include "api/objects.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/c_enum.h"
 #include "base/log/log.h"

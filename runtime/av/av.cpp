@@ -6,7 +6,7 @@
 
 #include "runtime/av/addr_encoding.h"
 #include "base/config/config.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/eq/binding.h"
 #include "runtime/c_enum.h"
 #include "runtime/lock.h"

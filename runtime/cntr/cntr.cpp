@@ -1,7 +1,9 @@
 #include "runtime/cntr/cntr.h"
 
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "base/log/log.h"
+#include "runtime/wait/trywait.h"
+#include "runtime/cntr/binding.h"
 
 #include <rdma/fi_errno.h>
 
@@ -10,6 +12,9 @@
 #include <new>
 
 namespace ufi::runtime::cntr {
+
+// fi_trywait finds this class's objects through the wait machinery's registry.
+UFI_REGISTER_TRYWAIT(cntr, FI_CLASS_CNTR, (wait::trywait_check<Cntr, &cntr_of>));
 
 namespace {
 

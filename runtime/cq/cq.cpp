@@ -3,8 +3,10 @@
 #include "base/config/config.h"
 
 #include "runtime/cq/err_data.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "base/log/log.h"
+#include "runtime/wait/trywait.h"
+#include "runtime/cq/binding.h"
 
 #include <rdma/fi_errno.h>
 
@@ -17,6 +19,9 @@
 #include <sched.h>
 
 namespace ufi::runtime::cq {
+
+// fi_trywait finds this class's objects through the wait machinery's registry.
+UFI_REGISTER_TRYWAIT(cq, FI_CLASS_CQ, (wait::trywait_check<Cq, &cq_of>));
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include "runtime/info/getinfo.h"
 #include "runtime/info/provider_info.h"
 #include "runtime/version.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/flag_names.h"
 #include "transports/op_limits.h"
 #include "transports/selection.h"

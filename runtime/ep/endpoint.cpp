@@ -8,7 +8,7 @@
 #include "runtime/cntr/cntr.h"
 #include "runtime/cq/binding.h"
 #include "runtime/cq/cq.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/ep/identity.h"
 #include "runtime/eq/binding.h"
 #include "runtime/c_enum.h"

@@ -1,8 +1,10 @@
 #include "runtime/eq/eq.h"
 
 #include "runtime/cq/err_data.h"
-#include "runtime/fabric.h"
+#include "runtime/fabric/fabric.h"
 #include "base/log/log.h"
+#include "runtime/wait/trywait.h"
+#include "runtime/eq/binding.h"
 
 #include <rdma/fi_errno.h>
 
@@ -11,6 +13,9 @@
 #include <new>
 
 namespace ufi::runtime::eq {
+
+// fi_trywait finds this class's objects through the wait machinery's registry.
+UFI_REGISTER_TRYWAIT(eq, FI_CLASS_EQ, (wait::trywait_check<Eq, &eq_of>));
 
 namespace {
 

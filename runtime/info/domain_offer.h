@@ -3,6 +3,8 @@
 // matching and attribute derivation are tested on synthetic offers.
 #pragma once
 
+#include <rdma/fabric.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -32,5 +34,10 @@ struct DomainOffer {
     // the others are learned at the handshake.
     std::vector<std::string> name_tls;
 };
+
+// The offer an open domain serves, or nullptr when `domain` is not one of ufi's open domains
+// (fi_getinfo's domain_attr->domain hint). Defined with the domain object
+// (runtime/domain/domain.cpp): hint matching sits below the objects it matches against.
+const DomainOffer *offer_of_open_domain(const fid_domain *domain) noexcept;
 
 }  // namespace ufi::runtime::info

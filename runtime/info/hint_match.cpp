@@ -1,8 +1,8 @@
 #include "runtime/info/hint_match.h"
 
-#include "runtime/domain.h"
 #include "runtime/c_enum.h"
 #include "runtime/info/capabilities.h"
+#include "runtime/info/domain_offer.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/mr_mode.h"
 #include "runtime/info/names.h"
@@ -180,8 +180,8 @@ bool check_domain(const fi_domain_attr &prov, const fi_domain_attr &hint, std::s
     }
     if (hint.domain != nullptr) {
         // An open domain: only entries for that domain match.
-        if (hint.domain->fid.fclass != FI_CLASS_DOMAIN ||
-            static_cast<const Domain *>(hint.domain)->offer.name != prov.name) {
+        const DomainOffer *open = offer_of_open_domain(hint.domain);
+        if (open == nullptr || open->name != prov.name) {
             why = "domain_attr->domain is another domain";
             return false;
         }

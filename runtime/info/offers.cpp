@@ -5,7 +5,7 @@
 #include "transports/address.h"
 #include "transports/address_name.h"
 #include "transports/address_svc.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/op_limits.h"
 #include "transports/selection_config.h"
 #include "transports/topology.h"

@@ -1,7 +1,7 @@
 #include "runtime/mr/binding.h"
 
 #include "runtime/cntr/binding.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/mr/address_probe.h"
 #include "runtime/mr/mr.h"

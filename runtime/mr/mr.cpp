@@ -3,7 +3,7 @@
 #include "runtime/av/av.h"
 #include "runtime/av/binding.h"
 #include "runtime/cntr/binding.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/ep/binding.h"
 #include "runtime/mr/binding.h"
 #include "runtime/eq/binding.h"

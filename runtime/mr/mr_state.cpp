@@ -1,7 +1,7 @@
 #include "runtime/mr/mr_state.h"
 
 #include "base/config/config.h"
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "base/log/log.h"
 #include "transports/resource.h"
 

@@ -2,7 +2,7 @@
 // request will, build_key_reply's bytes for an 8-byte key) through a socketpair; B maps them
 // with fi_mr_map_raw in its own domain, which unpacks A's UCT rkeys here, and checks what it
 // got. Every wait is bounded (poll timeouts and alarm()).
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/mr/binding.h"
 #include "runtime/mr/mapped_keys.h"

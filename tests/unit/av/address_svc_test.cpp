@@ -5,7 +5,7 @@
 // and compares with tcp_device_address / tcp_iface_address for that IP and port.
 #include "transports/address.h"
 #include "transports/address_svc.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/ucx_handles.h"
 #include "transports/ucs_status.h"
 

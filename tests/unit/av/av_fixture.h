@@ -2,7 +2,7 @@
 // without FI_AV_AUTH_KEY), synthetic ufi addresses, and WARN-line counting.
 #pragma once
 
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "base/log/testing.h"
 #include "transports/address.h"
 

@@ -6,7 +6,7 @@
 
 #include "runtime/cntr/access_tally.h"
 #include "runtime/cntr/cntr.h"
-#include "runtime/trywait.h"
+#include "runtime/wait/trywait.h"
 #include "base/log/testing.h"
 
 #include <string>

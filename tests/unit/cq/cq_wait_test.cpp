@@ -5,7 +5,7 @@
 #include "completion_fixture.h"
 
 #include "runtime/cq/cq.h"
-#include "runtime/trywait.h"
+#include "runtime/wait/trywait.h"
 
 #include <thread>
 

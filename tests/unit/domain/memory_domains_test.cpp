@@ -1,6 +1,6 @@
 // A domain opens each UCT memory domain once and shares it between memory registration and
 // endpoint interfaces (registrations are usable only on interfaces of the same open md).
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/mr/binding.h"
 #include "transports/resource.h"

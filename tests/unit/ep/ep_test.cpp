@@ -3,11 +3,11 @@
 // endpoint builds. Every error code fi_endpoint(3) names for these calls has a test here.
 #include "ep_fixture.h"
 
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/ep/binding.h"
 #include "runtime/ep/identity.h"
 #include "transports/address.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/ucs_status.h"
 

@@ -1,7 +1,7 @@
 // Endpoints under a UFI_TLS subset (set by meson per test process): every domain fi_getinfo
 // offers opens an endpoint whose address holds exactly the domain's transports, all from
 // EP_TEST_ALLOWED_TLS. Without an AV implementation the worker-level check still runs.
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/ep/binding.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/fid_cast.h"

@@ -3,7 +3,7 @@
 // reachability, arming, and workers sharing a domain's memory domains. No AV needed.
 #include "base/config/config.h"
 #include "runtime/info/getinfo.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/lanes/am_lane.h"
 #include "transports/memory/memory_domains.h"

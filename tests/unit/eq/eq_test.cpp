@@ -3,7 +3,7 @@
 // (attach/detach, -FI_EBUSY) and the thread-safe post() used by AVs and domains.
 #include "completion_fixture.h"
 
-#include "runtime/trywait.h"
+#include "runtime/wait/trywait.h"
 #include "runtime/eq/eq.h"
 #include "base/log/testing.h"
 

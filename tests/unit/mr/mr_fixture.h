@@ -3,7 +3,7 @@
 // ALLOCATED and PROV_KEY, so the other bits' behaviour is reached this way (white-box).
 #pragma once
 
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 #include "runtime/fid_cast.h"
 #include "runtime/mr/limits.h"
 

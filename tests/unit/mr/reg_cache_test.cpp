@@ -1,7 +1,7 @@
 // The memory module under the MR family: memory domains, registrations and their packed
 // rkeys, rkey unpack, and the registration cache (hits, merging, LRU limits, uncached
 // overflow, invalidation by ucm memory events - never a stale registration after munmap).
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/memory/reg_cache.h"
 #include "transports/memory/registration.h"

@@ -2,7 +2,7 @@
 // eth0 here). Robust elsewhere: skips when UCT finds nothing, and only asserts
 // what must exist wherever UCX runs (self, posix, tcp/lo).
 #include "base/config/config.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/flag_names.h"
 
 #include <uct/api/uct.h>

@@ -1,7 +1,7 @@
 // transport_code.h: the one-byte codes protocol messages name a zero-copy transport by.
 
 #include "transports/transport_code.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,14 @@
-#include "runtime/domain.h"
+#include "runtime/domain/domain.h"
 
 #include "runtime/eq/binding.h"
+#include "runtime/fid_cast.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/getinfo.h"
 #include "runtime/info/hint_match.h"
 #include "runtime/info/info_alloc.h"
 #include "runtime/info/provider_info.h"
 #include "base/log/log.h"
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 #include "transports/resource.h"
 
 #include <rdma/fi_endpoint.h>
@@ -144,3 +145,14 @@ int close_domain(Domain *d) noexcept {
 }
 
 }  // namespace ufi::runtime
+
+namespace ufi::runtime::info {
+
+const DomainOffer *offer_of_open_domain(const fid_domain *domain) noexcept {
+    // (object_of checks the class and that the fi_ops table is ufi's: a foreign or stray
+    // handle is refused, not cast.)
+    auto *d = object_of<Domain>(const_cast<fid_t>(&domain->fid), FI_CLASS_DOMAIN);
+    return d != nullptr ? &d->offer : nullptr;
+}
+
+}  // namespace ufi::runtime::info

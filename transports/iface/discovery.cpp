@@ -1,4 +1,4 @@
-#include "transports/discovery.h"
+#include "transports/iface/discovery.h"
 
 #include "transports/iface/fifo_tuning.h"
 #include "transports/iface/iface_caps.h"

@@ -1,4 +1,4 @@
-#include "runtime/fabric.h"
+#include "runtime/fabric/fabric.h"
 
 #include "runtime/info/provider_info.h"
 #include "base/log/log.h"

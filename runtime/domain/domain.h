@@ -4,7 +4,7 @@
 // of them is open.
 #pragma once
 
-#include "runtime/fabric.h"
+#include "runtime/fabric/fabric.h"
 #include "runtime/info/domain_offer.h"
 #include "runtime/threading.h"
 #include "transports/memory/memory_domains.h"
