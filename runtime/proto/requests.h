@@ -148,6 +148,13 @@ enum class SendOp : uint8_t {
     kAtomic,    // fi_atomic*, fi_fetch_atomic*, fi_compare_atomic*: ATOMIC, done on ATOMIC_RESP
 };
 
+// How an RMA goes, decided once before its first byte is sent (RmaZcopyProtocol::choose).
+enum class RmaWay : uint8_t {
+    kUndecided,
+    kActiveMessages,  // RMA_WRITE fragments, RMA_READ_REQ answered by RMA_READ_RESP
+    kZeroCopy,        // one request naming registered buffers (rma_zcopy.h)
+};
+
 // A control message (RTR, ATS, ATP, acknowledgements, a target's answers) being built, or
 // waiting in its peer's queue for lane room: byte 0 its AM id, then its payload. Pooled, and
 // `bytes` keeps its capacity, so a warm data path builds one without allocating.
@@ -196,6 +203,7 @@ struct SendReq {
     uint64_t peer_id = 0;           // kReadResp: the initiator's id for the read
     uint64_t rma_key = 0;           // kReadResp: the key read (its counters count it)
     bool holds_peer = false;        // kWrite we put: counted in Peer::put_writes_held
+    RmaWay rma_way = RmaWay::kUndecided;  // kWrite, kRead
     // kAtomic: the op, datatype, call family (atomics::Kind) and elements; `copy` holds the
     // operand then the compare values; the old values land in `result`.
     uint8_t atomic_op = 0;
@@ -242,6 +250,7 @@ struct SendReq {
         status = 0;
         done = false;
         announcing = false;
+        rma_way = RmaWay::kUndecided;
         comp.uct.count = 0;
     }
     // The operation's local buffers: `data` itself, or (FI_INJECT: the caller may reuse them

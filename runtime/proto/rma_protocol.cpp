@@ -188,22 +188,18 @@ tx::Status RmaProtocol::push(Peer &p, SendReq &r) noexcept {
     r.announcing = true;
     tx::Status s = tx::kOk;
     // The request is marked sent before the call: over `self` the answer arrives inside it.
-    if (!r.started && total != 0 && dp_.rma_zcopy_.applies(p, r)) {
+    if (!r.started && total != 0 && dp_.rma_zcopy_.choose(p, r)) {
         r.started = true;
         r.offset = total;
         s = dp_.rma_zcopy_.send(p, r);
-        if (s == tx::kOk) {
-            ++dp_.stats_.rma_zcopy;
-        } else {
+        r.announcing = false;
+        if (s != tx::kOk) {
             r.started = false;
             r.offset = 0;
+            return s;
         }
-        if (s != transports::Status::kUnsupported) {
-            r.announcing = false;
-            if (s != tx::kOk) return s;
-            return r.done ? tx::kOk : kHandedOff;
-        }
-        s = tx::kOk;  // its buffers could not be named (logged): active messages
+        ++dp_.stats_.rma_zcopy;
+        return r.done ? tx::kOk : kHandedOff;
     }
     if (r.op == SendOp::kWrite && !r.started && r.rma.size() == 1 &&
         fits_write_short(p, total, (r.rma_flags & wire::kRmaHasData) != 0)) {

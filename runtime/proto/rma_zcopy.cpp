@@ -31,7 +31,7 @@ size_t pack_vector(void *dest, void *arg) {
 
 }  // namespace
 
-bool RmaZcopyProtocol::applies(const Peer &p, const SendReq &r) const noexcept {
+bool RmaZcopyProtocol::fits(const Peer &p, const SendReq &r) const noexcept {
     // (An injected write goes by active messages: its caller may never progress the endpoint
     // for it again, and a write we put waits for the target's grant.)
     if ((r.op != SendOp::kWrite && r.op != SendOp::kRead) || r.iov.total == 0 || r.injected ||
@@ -58,6 +58,27 @@ bool RmaZcopyProtocol::applies(const Peer &p, const SendReq &r) const noexcept {
     return head + named * (sizeof(wire::Segment) + oi->rkey_packed_size) <= p.lane.max_bcopy();
 }
 
+bool RmaZcopyProtocol::choose(Peer &p, SendReq &r) noexcept {
+    if (r.rma_way != RmaWay::kUndecided) return r.rma_way == RmaWay::kZeroCopy;
+    r.rma_way = RmaWay::kActiveMessages;
+    if (!fits(p, r)) return false;
+    if (!(r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut)) {
+        // The target reads or writes our buffers: they register now (the write we put
+        // registers its own when the grant came, where the transport needs a local handle).
+        const tx::TransportCode transport = dp_.worker_->ifaces()[p.rma_iface]->code;
+        const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
+        const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, transport, kind);
+        if (r.regions.empty() && !dp_.zcopy_.register_buffers(*oi, r.iov, r.iov.total, r.regions)) {
+            UFI_LOG_DEBUG(Subsys::EpData,
+                          "RMA of {} B to {}: its buffers cannot be registered; sent by active messages",
+                          r.iov.total, tx::address::describe(p.address));
+            return false;
+        }
+    }
+    r.rma_way = RmaWay::kZeroCopy;
+    return true;
+}
+
 void RmaZcopyProtocol::release_put_hold(SendReq &r) noexcept {
     if (!r.holds_peer) return;
     r.holds_peer = false;
@@ -67,30 +88,30 @@ void RmaZcopyProtocol::release_put_hold(SendReq &r) noexcept {
 }
 
 tx::Status RmaZcopyProtocol::send(Peer &p, SendReq &r) noexcept {
-    // (applies() held: the transport, its iface and the request's size are settled.)
+    // (choose() said so: the transport, its iface and the request's size are settled, the
+    // buffers registered.)
     const tx::TransportCode transport = dp_.worker_->ifaces()[p.rma_iface]->code;
     r.recv_id = 0;
     if (r.op == SendOp::kWrite && p.rndv_protocol == wire::kRndvPut) {
         return send_write_put(p, r, transport);
     }
-    const tx::RmaKind kind = r.op == SendOp::kWrite ? tx::RmaKind::kGet : tx::RmaKind::kPut;
-    const tx::OpenIface *oi = dp_.zcopy_.zcopy_iface(p, transport, kind);
-    const auto cannot = [&](const char *why) {
-        UFI_LOG_DEBUG(Subsys::EpData, "RMA of {} B to {}: {}; sent by active messages",
-                      r.iov.total, tx::address::describe(p.address), why);
-        return tx::Status::kUnsupported;
-    };
-    if (oi == nullptr) return cannot("no zero-copy iface");
-    if (r.regions.empty() && !dp_.zcopy_.register_buffers(*oi, r.iov, r.iov.total, r.regions)) {
-        return cannot("its buffers cannot be registered");
-    }
     try {
-        std::vector<uint8_t> keys, one;
-        std::vector<wire::Segment> segs;
+        std::vector<wire::Segment> &segs = scratch_.segs;
+        std::vector<uint8_t> &keys = scratch_.keys;
+        std::vector<uint8_t> &one = scratch_.one_key;
+        std::vector<uint8_t> &m = scratch_.msg;
+        segs.clear();
+        keys.clear();
+        m.clear();
         uint16_t rkey_len = 0;
         for (size_t i = 0; i < r.iov.count; ++i) {
             if (r.iov.v[i].len == 0) continue;
-            if (r.regions[i].pack(one) != transports::Status::kOk) return cannot("a key cannot be packed");
+            const tx::Status packed = r.regions[i].pack(one);
+            if (packed != tx::kOk) {
+                UFI_LOG_WARN(Subsys::EpData, "RMA of {} B to {}: a registered buffer's key cannot be packed",
+                             r.iov.total, tx::address::describe(p.address));
+                return packed;
+            }
             rkey_len = static_cast<uint16_t>(one.size());
             keys.insert(keys.end(), one.begin(), one.end());
             segs.push_back({reinterpret_cast<uint64_t>(r.iov.v[i].base), r.iov.v[i].len});
@@ -104,7 +125,6 @@ tx::Status RmaZcopyProtocol::send(Peer &p, SendReq &r) noexcept {
                              static_cast<uint32_t>(r.rma.size()),
                              0};
         const wire::RmaZcopyHdr z{static_cast<uint8_t>(segs.size()), transport, rkey_len, 0};
-        std::vector<uint8_t> m;
         m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z +
                   segs.size() * sizeof(wire::Segment) + keys.size());
         append_bytes(m, &h, sizeof h);
@@ -112,13 +132,19 @@ tx::Status RmaZcopyProtocol::send(Peer &p, SendReq &r) noexcept {
         append_bytes(m, &z, sizeof z);
         append_bytes(m, segs.data(), segs.size() * sizeof(wire::Segment));
         append_bytes(m, keys.data(), keys.size());
-        if (m.size() > p.lane.max_bcopy()) return cannot("its keys exceed the lane's bcopy size");
+        if (m.size() > p.lane.max_bcopy()) {
+            // (fits() decided it does from the iface's packed key size: a mismatch is a bug
+            // of ours, reported as one.)
+            UFI_LOG_ERROR(Subsys::EpData, "a zero-copy RMA request of {} bytes exceeds the lane's {}",
+                          m.size(), p.lane.max_bcopy());
+            return tx::Status::kExceedsLimit;
+        }
         // The read's answer comes without data (done()'s offset == total).
         r.rndv_protocol = r.op == SendOp::kRead ? wire::kRndvPut : wire::kRndvGet;
         const uint8_t id = r.op == SendOp::kWrite ? wire::kAmRmaWrite : wire::kAmRmaReadReq;
         return status_of_bcopy(p.lane.send_bcopy(id, pack_vector, &m));
     } catch (const std::bad_alloc &) {
-        return cannot("out of memory");
+        return tx::Status::kNoMemory;
     }
 }
 
@@ -136,7 +162,8 @@ tx::Status RmaZcopyProtocol::send_write_put(Peer &p, SendReq &r, tx::TransportCo
                              static_cast<uint32_t>(r.rma.size()),
                              0};
         const wire::RmaZcopyHdr z{0, transport, 0, 0};
-        std::vector<uint8_t> m;
+        std::vector<uint8_t> &m = scratch_.msg;
+        m.clear();
         m.reserve(sizeof h + r.rma.size() * sizeof(wire::RmaSeg) + sizeof z);
         append_bytes(m, &h, sizeof h);
         append_bytes(m, r.rma.data(), r.rma.size() * sizeof(wire::RmaSeg));
@@ -149,7 +176,7 @@ tx::Status RmaZcopyProtocol::send_write_put(Peer &p, SendReq &r, tx::TransportCo
         if (s != tx::kOk) release_put_hold(r);
         return s;
     } catch (const std::bad_alloc &) {
-        return transports::Status::kUnsupported;
+        return tx::Status::kNoMemory;
     }
 }
 

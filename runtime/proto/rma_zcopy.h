@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace ufi::runtime::proto {
 
@@ -32,13 +33,15 @@ class RmaZcopyProtocol {
     RmaZcopyProtocol(const RmaZcopyProtocol &) = delete;
     RmaZcopyProtocol &operator=(const RmaZcopyProtocol &) = delete;
 
-    // The capability probe, asked before anything is sent: whether write or read r to p goes
-    // zero copy (its size reaches the peer's threshold, a zero-copy transport joins the two
-    // and may be used, the buffers fit one request; never an injected write).
-    bool applies(const Peer &p, const SendReq &r) const noexcept;
-    // Initiator: the one request, where applies() said so and r holds a send slot: kOk,
-    // kNoResource, an error, or kUnsupported when its buffers cannot be registered or named
-    // (RmaProtocol then sends it by active messages; logged).
+    // The decision, made once per operation before anything is sent: whether write or read r
+    // to p goes zero copy (its size reaches the peer's threshold, a zero-copy transport joins
+    // the two and may be used, the buffers fit one request, never an injected write) and, where
+    // the target reads or writes our buffers, they registered. Kept in r.rma_way, so that a
+    // retry after a full lane does not decide again. False: active messages (logged when the
+    // buffers would not register).
+    bool choose(Peer &p, SendReq &r) noexcept;
+    // Initiator: the one request, where choose() said so and r holds a send slot: kOk,
+    // kNoResource (sent again later), or an error the operation completes with.
     base::Status send(Peer &p, SendReq &r) noexcept;
     // A write we put: its puts are on their way before anything sent after them, or it ended;
     // the peer's later operations may go.
@@ -56,6 +59,8 @@ class RmaZcopyProtocol {
     static std::span<const MessageHandler> handlers() noexcept;
 
   private:
+    // The probe part of choose(): what the peer's lanes and the request's shape allow.
+    bool fits(const Peer &p, const SendReq &r) const noexcept;
     base::Status send_write_put(Peer &p, SendReq &r, transports::TransportCode transport) noexcept;
     // A target's record of a peer's zero-copy access (kWriteTarget, kReadResp) from its
     // request header, started; and one that could not start, returned to the pool.
@@ -69,6 +74,14 @@ class RmaZcopyProtocol {
     void handle_write_done(const uint8_t *data, size_t length) noexcept;
 
     DataPath &dp_;
+    // The request is built here (capacity kept: no allocation once grown; packed out before
+    // send_bcopy returns, so a request sent inside that call, over `self`, may reuse them).
+    struct Scratch {
+        std::vector<wire::Segment> segs;
+        std::vector<uint8_t> keys;
+        std::vector<uint8_t> one_key;
+        std::vector<uint8_t> msg;
+    } scratch_;
 };
 
 }  // namespace ufi::runtime::proto

@@ -434,7 +434,7 @@ TEST_F(RmaTest, LargeWritesOverAPutOnlyTransportArePutByTheInitiator) {
 
 // From the peer's zero-copy threshold on, where a zero-copy transport joins the two (cma, tcp
 // for reads and put writes), a write and a read go as one request each that the target serves
-// zero copy (RmaZcopyProtocol::applies decides before sending); below it, by active messages.
+// zero copy (RmaZcopyProtocol::choose decides once, before sending); below it, by active messages.
 TEST_F(RmaTest, LargeAccessesGoZeroCopyWhereATransportJoinsThePeers) {
     constexpr size_t kLen = (1 << 20) + 3;
     std::vector<uint8_t> target(kLen, 0xEE);
