@@ -6,6 +6,7 @@
 #include "api/export.h"
 #include "api/objects.h"
 #include "runtime/domain/domain.h"
+#include "runtime/ep/alias.h"
 #include "runtime/ep/endpoint.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/fid_cast.h"
@@ -28,8 +29,14 @@ namespace {
 using runtime::ep::Endpoint;
 using Subsys = log::Subsys;
 
+using runtime::ep::EndpointAlias;
+using runtime::ep::EndpointFace;
+
+// The endpoint behind a handle: an endpoint's own, or an alias's (fi_ep_alias), whose calls
+// other than fi_close and the operation flags act on its endpoint.
 Endpoint *ep_of(fid_t fid) {
-    return runtime::object_of<Endpoint>(fid, FI_CLASS_EP);
+    EndpointFace *face = runtime::ep::face_of(fid);
+    return face != nullptr ? face->endpoint : nullptr;
 }
 Endpoint *ep_of(fid_ep *ep) {
     return ep_of(ep != nullptr ? &ep->fid : nullptr);
@@ -49,7 +56,7 @@ struct NotYet<R (*)(A...)> {
 
 int ep_close(fid_t fid) {
     Endpoint *ep = ep_of(fid);
-    if (ep == nullptr) {
+    if (ep == nullptr || static_cast<EndpointFace *>(ep) != runtime::ep::face_of(fid)) {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_close: fid is not an endpoint");
         return -FI_EINVAL;
     }
@@ -66,8 +73,22 @@ int ep_bind(fid_t fid, fid_t bfid, uint64_t flags) {
     return ep->bind(bfid, flags);
 }
 
+int alias_close(fid_t fid) {
+    EndpointFace *face = runtime::ep::face_of(fid);
+    if (face == nullptr || static_cast<EndpointFace *>(face->endpoint) == face) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_close: fid is not an endpoint alias");
+        return -FI_EINVAL;
+    }
+    return runtime::close_object(static_cast<EndpointAlias *>(face));
+}
+
+extern fi_ops g_alias_fi_ops;
+
+// An endpoint's and an alias's: the operation flags are the handle's own, the rest acts on the
+// endpoint behind it (an alias of an alias is one more alias of that endpoint).
 int ep_control(fid_t fid, int command, void *arg) {
-    Endpoint *ep = ep_of(fid);
+    EndpointFace *face = runtime::ep::face_of(fid);
+    Endpoint *ep = face != nullptr ? face->endpoint : nullptr;
     if (ep == nullptr) {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_control: fid is not an endpoint");
         return -FI_EINVAL;
@@ -82,11 +103,20 @@ int ep_control(fid_t fid, int command, void *arg) {
                              command == FI_GETOPSFLAG ? "FI_GETOPSFLAG" : "FI_SETOPSFLAG");
                 return -FI_EINVAL;
             }
-            return command == FI_GETOPSFLAG ? ep->get_ops_flags(static_cast<uint64_t *>(arg))
-                                            : ep->set_ops_flags(*static_cast<uint64_t *>(arg));
-        case FI_ALIAS:
-            UFI_LOG_INFO(Subsys::EpCtrl, "fi_ep_alias is not implemented yet");
-            return -FI_ENOSYS;
+            return command == FI_GETOPSFLAG ? face->get_ops_flags(static_cast<uint64_t *>(arg))
+                                            : face->set_ops_flags(*static_cast<uint64_t *>(arg));
+        case FI_ALIAS: {
+            auto *request = static_cast<struct fi_alias *>(arg);
+            if (request == nullptr || request->fid == nullptr) {
+                UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_alias: {} is NULL",
+                             request == nullptr ? "the fi_alias argument" : "alias_ep");
+                return -FI_EINVAL;
+            }
+            EndpointAlias *alias = nullptr;
+            const int rc = ep->make_alias(request->flags, fid->context, &g_alias_fi_ops, &alias);
+            if (rc == 0) *request->fid = &alias->fid;
+            return rc;
+        }
         default:
             UFI_LOG_WARN(Subsys::EpCtrl, "fi_control: command {} is not supported on endpoints",
                          command);
@@ -110,6 +140,18 @@ fi_ops g_ep_fi_ops = {
     .ops_set = nullptr,
 };
 UFI_REGISTER_FI_OPS(g_ep_fi_ops, FI_CLASS_EP);
+
+// An alias's: its own close, the endpoint's bind and control.
+fi_ops g_alias_fi_ops = {
+    .size = sizeof(fi_ops),
+    .close = alias_close,
+    .bind = ep_bind,
+    .control = ep_control,
+    .ops_open = ep_ops_open,
+    .tostr = nullptr,
+    .ops_set = nullptr,
+};
+UFI_REGISTER_FI_OPS(g_alias_fi_ops, FI_CLASS_EP);
 
 // ---- fi_ops_ep ---------------------------------------------------------------------------
 

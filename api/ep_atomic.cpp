@@ -163,7 +163,7 @@ template <bool kLocked>
 ssize_t atomic_write(fid_ep *ep, const void *buf, size_t count, void *, fi_addr_t dest,
                      uint64_t addr, uint64_t key, fi_datatype datatype, fi_op op, void *context) {
     return one<kLocked>(ep, kWrite, buf, count, nullptr, nullptr, dest, addr, key, datatype, op, context,
-               ep_of(ep)->tx_op_flags());
+               handle_of(ep)->tx_op_flags());
 }
 
 template <bool kLocked>
@@ -173,7 +173,7 @@ ssize_t atomic_writev(fid_ep *ep, const fi_ioc *iov, void **, size_t count, fi_a
     for (size_t i = 0; iov != nullptr && i < count; ++i) elements += iov[i].count;
     const fi_rma_ioc rma{addr, elements, key};
     return vec<kLocked>(ep, kWrite, iov, count, nullptr, 0, nullptr, 0, dest, &rma, 1, datatype, op,
-               context, ep_of(ep)->tx_op_flags(), 0);
+               context, handle_of(ep)->tx_op_flags(), 0);
 }
 
 template <bool kLocked>
@@ -197,7 +197,7 @@ ssize_t atomic_readwrite(fid_ep *ep, const void *buf, size_t count, void *, void
                          fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype datatype,
                          fi_op op, void *context) {
     return one<kLocked>(ep, kFetch, buf, count, nullptr, result, dest, addr, key, datatype, op, context,
-               ep_of(ep)->tx_op_flags());
+               handle_of(ep)->tx_op_flags());
 }
 
 template <bool kLocked>
@@ -210,7 +210,7 @@ ssize_t atomic_readwritev(fid_ep *ep, const fi_ioc *iov, void **, size_t count, 
     for (size_t i = 0; counted != nullptr && i < n; ++i) elements += counted[i].count;
     const fi_rma_ioc rma{addr, elements, key};
     return vec<kLocked>(ep, kFetch, iov, count, nullptr, 0, resultv, result_count, dest, &rma, 1, datatype,
-               op, context, ep_of(ep)->tx_op_flags(), 0);
+               op, context, handle_of(ep)->tx_op_flags(), 0);
 }
 
 template <bool kLocked>
@@ -228,7 +228,7 @@ ssize_t atomic_compwrite(fid_ep *ep, const void *buf, size_t count, void *, cons
                          void *, void *result, void *, fi_addr_t dest, uint64_t addr, uint64_t key,
                          fi_datatype datatype, fi_op op, void *context) {
     return one<kLocked>(ep, kCompare, buf, count, compare, result, dest, addr, key, datatype, op, context,
-               ep_of(ep)->tx_op_flags());
+               handle_of(ep)->tx_op_flags());
 }
 
 template <bool kLocked>
@@ -240,7 +240,7 @@ ssize_t atomic_compwritev(fid_ep *ep, const fi_ioc *iov, void **, size_t count,
     for (size_t i = 0; iov != nullptr && i < count; ++i) elements += iov[i].count;
     const fi_rma_ioc rma{addr, elements, key};
     return vec<kLocked>(ep, kCompare, iov, count, comparev, compare_count, resultv, result_count, dest,
-               &rma, 1, datatype, op, context, ep_of(ep)->tx_op_flags(), 0);
+               &rma, 1, datatype, op, context, handle_of(ep)->tx_op_flags(), 0);
 }
 
 template <bool kLocked>

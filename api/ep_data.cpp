@@ -100,7 +100,7 @@ ssize_t do_recv(fid_ep *fep, const IovList &iov, fi_addr_t src, void *context, u
 
 template <bool kLocked>
 ssize_t msg_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, void *context) {
-    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+    return send_one<kLocked>(ep, buf, len, dest, context, handle_of(ep)->tx_op_flags(), 0, 0, false, false);
 }
 
 template <bool kLocked>
@@ -108,7 +108,7 @@ ssize_t msg_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
                   void *context) {
     IovList list;
     if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
-    return do_send<kLocked>(ep, list, dest, context, ep_of(ep)->tx_op_flags(), 0, 0, false, false);
+    return do_send<kLocked>(ep, list, dest, context, handle_of(ep)->tx_op_flags(), 0, 0, false, false);
 }
 
 template <bool kLocked>
@@ -128,7 +128,7 @@ ssize_t msg_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest) {
 template <bool kLocked>
 ssize_t msg_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                      fi_addr_t dest, void *context) {
-    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
+    return send_one<kLocked>(ep, buf, len, dest, context, handle_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, 0, data,
                    false, false);
 }
 
@@ -142,8 +142,9 @@ template <bool kLocked>
 ssize_t recv_one(fid_ep *fep, void *buf, size_t len, fi_addr_t src, void *context, uint64_t tag,
                  uint64_t ignore, bool tagged) {
     if (buf == nullptr && len != 0) return -FI_EINVAL;
-    return with_data_path<kLocked>(fep, [&](Endpoint &ep, runtime::proto::DataPath &dp) -> ssize_t {
-        return dp.recv_buffer(buf, len, src, context, ep.rx_op_flags(), tag, ignore, tagged);
+    const uint64_t flags = handle_of(fep)->rx_op_flags();
+    return with_data_path<kLocked>(fep, [&](Endpoint &, runtime::proto::DataPath &dp) -> ssize_t {
+        return dp.recv_buffer(buf, len, src, context, flags, tag, ignore, tagged);
     });
 }
 
@@ -157,7 +158,7 @@ ssize_t msg_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
                   void *context) {
     IovList list;
     if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
-    return do_recv<kLocked>(ep, list, src, context, ep_of(ep)->rx_op_flags(), 0, 0, false);
+    return do_recv<kLocked>(ep, list, src, context, handle_of(ep)->rx_op_flags(), 0, 0, false);
 }
 
 template <bool kLocked>
@@ -174,7 +175,7 @@ ssize_t msg_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
 template <bool kLocked>
 ssize_t tag_send(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t tag,
                  void *context) {
-    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+    return send_one<kLocked>(ep, buf, len, dest, context, handle_of(ep)->tx_op_flags(), tag, 0, true, false);
 }
 
 template <bool kLocked>
@@ -182,7 +183,7 @@ ssize_t tag_sendv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
                   uint64_t tag, void *context) {
     IovList list;
     if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
-    return do_send<kLocked>(ep, list, dest, context, ep_of(ep)->tx_op_flags(), tag, 0, true, false);
+    return do_send<kLocked>(ep, list, dest, context, handle_of(ep)->tx_op_flags(), tag, 0, true, false);
 }
 
 template <bool kLocked>
@@ -202,7 +203,7 @@ ssize_t tag_inject(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint
 template <bool kLocked>
 ssize_t tag_senddata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                      fi_addr_t dest, uint64_t tag, void *context) {
-    return send_one<kLocked>(ep, buf, len, dest, context, ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
+    return send_one<kLocked>(ep, buf, len, dest, context, handle_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, tag, data,
                    true, false);
 }
 
@@ -223,7 +224,7 @@ ssize_t tag_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t
                   uint64_t tag, uint64_t ignore, void *context) {
     IovList list;
     if (const int rc = iov_list(*ep_of(ep), iov, count, list); rc != 0) return rc;
-    return do_recv<kLocked>(ep, list, src, context, ep_of(ep)->rx_op_flags(), tag, ignore, true);
+    return do_recv<kLocked>(ep, list, src, context, handle_of(ep)->rx_op_flags(), tag, ignore, true);
 }
 
 template <bool kLocked>

@@ -40,9 +40,14 @@ int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
 // fi_mr_map_raw mapped under that handle (api/ep_rma.cpp), else the key itself.
 uint64_t target_key(const runtime::ep::Endpoint &ep, uint64_t key);
 
-// The endpoint behind a handle the call came through (the ops table is its own: trusted).
+// The handle a call came through (the ops table is its own: trusted): the endpoint itself or
+// an alias of it (fi_ep_alias), with the default operation flags the call uses.
+inline runtime::ep::EndpointFace *handle_of(fid_ep *ep) {
+    return static_cast<runtime::ep::EndpointFace *>(ep);
+}
+// The endpoint behind that handle.
 inline runtime::ep::Endpoint *ep_of(fid_ep *ep) {
-    return static_cast<runtime::ep::Endpoint *>(ep);
+    return handle_of(ep)->endpoint;
 }
 
 // The data path, locked for the call in the locked tables (kLocked); -FI_EOPBADSTATE before

@@ -109,7 +109,7 @@ ssize_t rma_msg(fid_ep *fep, SendOp op, const fi_msg_rma *msg, uint64_t flags) {
 template <bool kLocked>
 ssize_t rma_read(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t addr,
                  uint64_t key, void *context) {
-    return rma_one<kLocked>(ep, SendOp::kRead, buf, len, src, addr, key, context, ep_of(ep)->tx_op_flags(),
+    return rma_one<kLocked>(ep, SendOp::kRead, buf, len, src, addr, key, context, handle_of(ep)->tx_op_flags(),
                    0);
 }
 
@@ -117,7 +117,7 @@ template <bool kLocked>
 ssize_t rma_readv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
                   uint64_t addr, uint64_t key, void *context) {
     return rma_vector<kLocked>(ep, SendOp::kRead, iov, count, src, addr, key, context,
-                      ep_of(ep)->tx_op_flags());
+                      handle_of(ep)->tx_op_flags());
 }
 
 template <bool kLocked>
@@ -130,14 +130,14 @@ template <bool kLocked>
 ssize_t rma_write(fid_ep *ep, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t addr,
                   uint64_t key, void *context) {
     return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
-                   ep_of(ep)->tx_op_flags(), 0);
+                   handle_of(ep)->tx_op_flags(), 0);
 }
 
 template <bool kLocked>
 ssize_t rma_writev(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t dest,
                    uint64_t addr, uint64_t key, void *context) {
     return rma_vector<kLocked>(ep, SendOp::kWrite, iov, count, dest, addr, key, context,
-                      ep_of(ep)->tx_op_flags());
+                      handle_of(ep)->tx_op_flags());
 }
 
 template <bool kLocked>
@@ -167,7 +167,7 @@ template <bool kLocked>
 ssize_t rma_writedata(fid_ep *ep, const void *buf, size_t len, void *, uint64_t data,
                       fi_addr_t dest, uint64_t addr, uint64_t key, void *context) {
     return rma_one<kLocked>(ep, SendOp::kWrite, buf, len, dest, addr, key, context,
-                   ep_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, data);
+                   handle_of(ep)->tx_op_flags() | FI_REMOTE_CQ_DATA, data);
 }
 
 template <bool kLocked>

@@ -2,12 +2,14 @@
 #include "runtime/ep/binding.h"
 
 #include "runtime/ep/endpoint.h"
-#include "runtime/fid_cast.h"
+#include "runtime/ep/endpoint_face.h"
 
 namespace ufi::runtime::ep {
 
 Endpoint *endpoint_of(fid_t fid) noexcept {
-    return object_of<Endpoint>(fid, FI_CLASS_EP);
+    // (An alias's handle names its endpoint: an MR bound through it binds to the endpoint.)
+    EndpointFace *face = face_of(fid);
+    return face != nullptr ? face->endpoint : nullptr;
 }
 
 bool is_enabled(const Endpoint *ep) noexcept {

@@ -1,5 +1,7 @@
 #include "runtime/ep/endpoint.h"
 
+#include "runtime/ep/alias.h"
+
 #include "runtime/av/av.h"
 #include "base/config/config.h"
 #include "runtime/av/binding.h"
@@ -47,11 +49,6 @@ constexpr uint64_t kCntrBindFlags[kCntrCount] = {FI_SEND,  FI_RECV,        FI_RE
                                                  FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
 constexpr uint64_t kAllCntrBindFlags =
     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-// Operation flags FI_SETOPSFLAG accepts (fi_endpoint "OPERATION FLAGS"; FI_MATCH_COMPLETE
-// is fi_cq's completion level of tagged receives).
-constexpr uint64_t kOpFlags = FI_COMMIT_COMPLETE | FI_COMPLETION | FI_DELIVERY_COMPLETE |
-                              FI_INJECT | FI_INJECT_COMPLETE | FI_MULTICAST | FI_MULTI_RECV |
-                              FI_TRANSMIT_COMPLETE | FI_MATCH_COMPLETE;
 constexpr uint64_t kDirectionCaps =
     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
@@ -96,7 +93,7 @@ int copy_out(const void *data, size_t len, void *addr, size_t *addrlen, bool nul
 // Opening
 
 Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointOps &ops)
-    : fid_ep{},
+    : EndpointFace{},
       domain_(domain),
       info_(info),
       addr_format_(domain->info != nullptr ? domain->info->addr_format : uint32_t{FI_ADDR_UCX}),
@@ -116,8 +113,9 @@ Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointO
     tagged = ops.locked.tagged;
     atomic = ops.locked.atomic;
     collective = ops.collective;
-    tx_op_flags_ = info->tx_attr != nullptr ? info->tx_attr->op_flags : 0;
-    rx_op_flags_ = info->rx_attr != nullptr ? info->rx_attr->op_flags : 0;
+    endpoint = this;
+    tx_op_flags_.store(info->tx_attr != nullptr ? info->tx_attr->op_flags : 0, std::memory_order_relaxed);
+    rx_op_flags_.store(info->rx_attr != nullptr ? info->rx_attr->op_flags : 0, std::memory_order_relaxed);
     source_.arg = this;
     source_.progress = domain->locking.endpoints ? &Endpoint::progress_cb<true>
                                                  : &Endpoint::progress_cb<false>;
@@ -580,6 +578,7 @@ int Endpoint::enable() noexcept {
         rma = enabled_ops_.rma;
         tagged = enabled_ops_.tagged;
         atomic = enabled_ops_.atomic;
+        for (EndpointAlias *alias : aliases_) alias->copy_tables(*this);
         enabled_.store(true, std::memory_order_release);
         if (domain_->auto_progress) {
             if (const int rc = progress_thread_.start(source_); rc != 0) {
@@ -672,6 +671,11 @@ constexpr int kSplitWritersBoundMs = 1000;
 Shut Endpoint::shut() noexcept {
     {
         std::lock_guard<std::mutex> lock(ctl_mutex_);
+        if (!aliases_.empty()) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_close(endpoint): {} aliases of it are still open",
+                         aliases_.size());
+            return Shut::kBusy;
+        }
         const int mrs = bound_mrs_.load(std::memory_order_relaxed);
         if (mrs != 0) {
             UFI_LOG_WARN(Subsys::EpCtrl,
@@ -823,38 +827,35 @@ int Endpoint::setopt(int level, int optname, const void *optval, size_t optlen) 
     return set_option(options_, enabled(), level, optname, optval, optlen);
 }
 
-int Endpoint::get_ops_flags(uint64_t *flags) noexcept {
-    const uint64_t dir = *flags & (FI_TRANSMIT | FI_RECV);
-    if (dir != FI_TRANSMIT && dir != FI_RECV) {
-        UFI_LOG_WARN(
-            Subsys::EpCtrl,
-            "fi_control(FI_GETOPSFLAG): the argument must hold FI_TRANSMIT or FI_RECV, not {}",
-            dir == 0 ? "neither" : "both");
-        return -FI_EINVAL;
-    }
-    std::lock_guard<std::mutex> lock(ctl_mutex_);
-    *flags = dir == FI_TRANSMIT ? tx_op_flags_ : rx_op_flags_;
-    return 0;
-}
-
-int Endpoint::set_ops_flags(uint64_t flags) noexcept {
+int Endpoint::make_alias(uint64_t flags, void *context, fi_ops *fid_ops, EndpointAlias **out) noexcept {
     const uint64_t dir = flags & (FI_TRANSMIT | FI_RECV);
     if (dir != FI_TRANSMIT && dir != FI_RECV) {
-        UFI_LOG_WARN(
-            Subsys::EpCtrl,
-            "fi_control(FI_SETOPSFLAG): the flags must hold FI_TRANSMIT or FI_RECV, not {}",
-            dir == 0 ? "neither" : "both");
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_alias: the flags must hold FI_TRANSMIT or FI_RECV, not {}",
+                     dir == 0 ? "neither" : "both");
         return -FI_EINVAL;
     }
     const uint64_t op = flags & ~dir;
     if (op & ~kOpFlags) {
-        UFI_LOG_WARN(Subsys::EpCtrl, "fi_control(FI_SETOPSFLAG): {:#x} are not operation flags",
-                     op & ~kOpFlags);
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_alias: {:#x} are not operation flags", op & ~kOpFlags);
         return -FI_EBADFLAGS;
     }
     std::lock_guard<std::mutex> lock(ctl_mutex_);
-    (dir == FI_TRANSMIT ? tx_op_flags_ : rx_op_flags_) = op;
+    try {
+        aliases_.reserve(aliases_.size() + 1);
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    auto *alias = new (std::nothrow) EndpointAlias(*this, context, fid_ops);
+    if (alias == nullptr) return -FI_ENOMEM;
+    alias->set_flags(dir == FI_TRANSMIT ? op : tx_op_flags(), dir == FI_RECV ? op : rx_op_flags());
+    aliases_.push_back(alias);
+    *out = alias;
     return 0;
+}
+
+void Endpoint::forget_alias(EndpointAlias *alias) noexcept {
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    std::erase(aliases_, alias);
 }
 
 ssize_t Endpoint::tx_size_left() noexcept {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "runtime/object_close.h"
+#include "runtime/ep/endpoint_face.h"
 #include "runtime/ep/options.h"
 #include "runtime/ep/progress_thread.h"
 #include "runtime/ep/wake_timer.h"
@@ -87,7 +88,9 @@ enum CounterEvent : int {
     kCntrCount
 };
 
-class Endpoint : public fid_ep {
+class EndpointAlias;
+
+class Endpoint : public EndpointFace {
   public:
     using CStruct = fid_ep;
 
@@ -125,9 +128,12 @@ class Endpoint : public fid_ep {
     int getopt(int level, int optname, void *optval, size_t *optlen) noexcept;
     int setopt(int level, int optname, const void *optval, size_t optlen) noexcept;
 
-    // fi_control FI_GETOPSFLAG / FI_SETOPSFLAG (FI_TRANSMIT or FI_RECV, not both).
-    int get_ops_flags(uint64_t *flags) noexcept;
-    int set_ops_flags(uint64_t flags) noexcept;
+    // fi_ep_alias (fi_control FI_ALIAS): an alias whose FI_TRANSMIT or FI_RECV defaults (not
+    // both: -FI_EINVAL) are the operation flags given with it (-FI_EBADFLAGS for others), the
+    // other direction's the endpoint's; `fid_ops` is the api layer's table for aliases.
+    int make_alias(uint64_t flags, void *context, fi_ops *fid_ops, EndpointAlias **out) noexcept;
+    // An alias closed.
+    void forget_alias(EndpointAlias *alias) noexcept;
 
     // fi_tx_size_left / fi_rx_size_left (deprecated): -FI_EOPBADSTATE before fi_enable, else
     // the operations that can still be posted.
@@ -145,8 +151,6 @@ class Endpoint : public fid_ep {
     fi_info &mutable_info() noexcept { return *info_; }
     const EndpointOptions &options() const noexcept { return options_; }
     const ProgressSource &progress_source() const noexcept { return source_; }
-    uint64_t tx_op_flags() const noexcept { return tx_op_flags_; }
-    uint64_t rx_op_flags() const noexcept { return rx_op_flags_; }
     const std::vector<uint8_t> &auth_key() const noexcept { return auth_key_; }
     const std::vector<fi_addr_t> &held_auth_keys() const noexcept { return held_auth_keys_; }
     // The address blob (padded to the domain's addr_len) and its parsed form; empty before
@@ -205,8 +209,7 @@ class Endpoint : public fid_ep {
     eq::Eq *eq_ = nullptr;
 
     EndpointOptions options_;
-    uint64_t tx_op_flags_ = 0;
-    uint64_t rx_op_flags_ = 0;
+    std::vector<EndpointAlias *> aliases_;  // open aliases (fi_close is -FI_EBUSY while any is)
     std::vector<uint8_t> auth_key_;          // classic key: the endpoint's or the domain's
     std::vector<fi_addr_t> held_auth_keys_;  // FI_AV_AUTH_KEY domains, taken at enable
 

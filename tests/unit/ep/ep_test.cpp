@@ -740,8 +740,7 @@ TEST_F(EpTest, OpsFlags) {
     EXPECT_EQ(fi_control(&ep->fid, FI_GETOPSFLAG, nullptr), -FI_EINVAL);
     EXPECT_EQ(fi_control(&ep->fid, FI_SETOPSFLAG, nullptr), -FI_EINVAL);
 
-    fid_ep *alias = nullptr;
-    EXPECT_EQ(fi_ep_alias(ep, &alias, FI_TRANSMIT), -FI_ENOSYS);
+    // (fi_ep_alias: tests/unit/msg/alias_test.cpp.)
     EXPECT_EQ(fi_control(&ep->fid, FI_BACKLOG, &f), -FI_ENOSYS);
     EXPECT_EQ(fi_control(&ep->fid, 999, nullptr), -FI_ENOSYS);
     void *ops = nullptr;
