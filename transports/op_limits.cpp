@@ -10,6 +10,12 @@ std::optional<std::size_t> am_send_max(const Resource &r) {
     return std::nullopt;
 }
 
+std::optional<std::size_t> am_datagram_max(const Resource &r) {
+    if (r.has(UCT_IFACE_FLAG_AM_BCOPY)) return r.limits.am.max_bcopy;
+    if (r.has(UCT_IFACE_FLAG_AM_SHORT)) return r.limits.am.max_short;
+    return std::nullopt;
+}
+
 std::size_t am_zcopy_max_iov(const Resource &r) {
     return r.has(UCT_IFACE_FLAG_AM_ZCOPY) ? r.limits.am.max_iov : 0;
 }

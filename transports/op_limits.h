@@ -17,6 +17,11 @@ namespace ufi::transports {
 // messages (cma, for one).
 std::optional<std::size_t> am_send_max(const Resource &r);
 
+// The largest active message one copied send can carry, UCT's 8-byte AM header included:
+// max_bcopy with am_bcopy, else max_short with am_short; nullopt when the transport sends no
+// messages. (What one datagram can be: FI_EP_DGRAM's max_msg_size.)
+std::optional<std::size_t> am_datagram_max(const Resource &r);
+
 // Buffers one zero-copy operation may gather; 0 when the transport has no such operation.
 std::size_t am_zcopy_max_iov(const Resource &r);
 std::size_t put_zcopy_max_iov(const Resource &r);

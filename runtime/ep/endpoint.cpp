@@ -145,15 +145,20 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
         return -FI_EINVAL;
     }
     const int type = raw_enum(info->ep_attr->type);
-    if (type == FI_EP_MSG || type == FI_EP_DGRAM) {
-        UFI_LOG_INFO(Subsys::EpCtrl, "{}: {} endpoints are not implemented yet (ufi: FI_EP_RDM)",
-                     call, type == FI_EP_MSG ? "FI_EP_MSG" : "FI_EP_DGRAM");
+    if (type == FI_EP_MSG) {
+        UFI_LOG_INFO(Subsys::EpCtrl, "{}: FI_EP_MSG endpoints are not implemented yet (ufi: FI_EP_RDM, FI_EP_DGRAM)",
+                     call);
         return -FI_ENOSYS;
     }
-    if (type != FI_EP_RDM) {
+    if (type != FI_EP_RDM && type != FI_EP_DGRAM) {
         UFI_LOG_WARN(Subsys::EpCtrl,
-                     "{}: info->ep_attr->type {} is not an endpoint type ufi offers (FI_EP_RDM)",
+                     "{}: info->ep_attr->type {} is not an endpoint type ufi offers (FI_EP_RDM, FI_EP_DGRAM)",
                      call, type);
+        return -FI_EINVAL;
+    }
+    if (type == FI_EP_DGRAM && domain->offer.datagram_size == 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "{}: domain {} has no transport that carries datagrams", call,
+                     domain->offer.name);
         return -FI_EINVAL;
     }
     if (info->domain_attr != nullptr) {
@@ -185,7 +190,8 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
 
     // Negotiate the info against this domain's offer, as fi_getinfo would: the endpoint's
     // attributes are then ones ufi honours.
-    fi_info *cand = info::make_provider_info(domain->offer, FI_EP_RDM, domain->api_version);
+    fi_info *cand = info::make_provider_info(domain->offer, static_cast<fi_ep_type>(type),
+                                             domain->api_version);
     if (cand == nullptr) return -FI_ENOMEM;
     info::MatchResult m = info::match_hints(*cand, info, domain->api_version);
     info::free_info(cand);
@@ -538,6 +544,7 @@ int Endpoint::enable() noexcept {
         dcfg.inject_msg_size = options_.inject_msg_size;
         dcfg.inject_tagged_size = options_.inject_tagged_size;
         dcfg.max_msg_size = info_->ep_attr->max_msg_size;
+        dcfg.datagrams = info_->ep_attr->type == FI_EP_DGRAM;
         dcfg.uuid = uuid_;
         dcfg.endpoint_id = endpoint_id_;
         dcfg.incarnation = random_uuid();  // new at every fi_enable, whatever the identity

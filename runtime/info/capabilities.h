@@ -98,8 +98,18 @@ inline constexpr uint64_t kIgnoredTxCaps =
 inline constexpr uint64_t kIgnoredRxCaps =
     FI_READ | FI_WRITE | FI_SEND | FI_FENCE | FI_MULTICAST | FI_NAMED_RX_CTX;
 
-// Endpoint types with an implementation (more with the endpoint issue).
-inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM};
+// Endpoint types with an implementation, in the order fi_getinfo lists them for each domain.
+// FI_EP_DGRAM: the RDM data path restricted to what one active message carries (never split,
+// no rendezvous, no RMA or atomics); datagrams to a peer that cannot be reached are dropped,
+// not failed (docs/endpoints.md).
+inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM, FI_EP_DGRAM};
+
+// FI_EP_DGRAM's capabilities: messages and tagged messages with their receive variants.
+inline constexpr uint64_t kDgramPrimaryCaps =
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA;
+inline constexpr uint64_t kDgramSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV;
+// Orderings of messages a datagram endpoint keeps when asked (one lane per peer, in order).
+inline constexpr uint64_t kDgramOrder = FI_ORDER_SAS;
 
 // Address formats: ufi's binary address blob (reported as FI_ADDR_UCX: a UCX-transport
 // address) and, on request, its printable "fi_ufi://" form.

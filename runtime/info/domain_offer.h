@@ -24,6 +24,9 @@ struct DomainOffer {
     // Derived limits (see provider_info.cpp for how each is computed from UCT attributes).
     size_t inject_size = 0;
     size_t max_msg_size = 0;
+    // FI_EP_DGRAM: the largest message one active message carries on every transport of the
+    // domain (a datagram is never split): its max_msg_size.
+    size_t datagram_size = 0;
     size_t iov_limit = 0;
     size_t rma_iov_limit = 0;
     // Every address of the domain is this long (transports/address.h: records, zero padding):

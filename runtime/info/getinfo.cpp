@@ -383,6 +383,10 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
             continue;
         }
         for (fi_ep_type type : kEndpointTypes) {
+            if (type == FI_EP_DGRAM && offer.datagram_size == 0) {
+                why.lines.push_back(label + ": FI_EP_DGRAM: no transport of this domain carries datagrams");
+                continue;
+            }
             fi_info *cand = make_provider_info(offer, type, version);
             if (cand == nullptr) {
                 free_info(head);

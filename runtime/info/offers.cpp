@@ -32,6 +32,13 @@ size_t inject_of(const transports::Resource &r) {
     return *limit > kEagerShortOverhead ? *limit - kEagerShortOverhead : 0;
 }
 
+// What one datagram carries on this transport beyond ufi's eager header (with CQ data).
+size_t datagram_of(const transports::Resource &r) {
+    const std::optional<size_t> limit = transports::am_datagram_max(r);
+    if (!limit) return std::numeric_limits<size_t>::max();  // carries no messages (e.g. cma)
+    return *limit > kEagerShortOverhead ? *limit - kEagerShortOverhead : 0;
+}
+
 }  // namespace
 
 DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources,
@@ -45,6 +52,7 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     offer.resources = choice.resources;
 
     size_t inject = std::numeric_limits<size_t>::max();
+    size_t datagram = std::numeric_limits<size_t>::max();
     size_t iov = std::numeric_limits<size_t>::max();
     size_t rma_iov = std::numeric_limits<size_t>::max();
     std::vector<const transports::Resource *> chosen;
@@ -54,6 +62,7 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
         chosen.push_back(&r);
         if (r.tl == "tcp") offer.has_tcp = true;
         inject = std::min(inject, inject_of(r));
+        datagram = std::min(datagram, datagram_of(r));
         if (const size_t n = transports::am_zcopy_max_iov(r); n > 0) iov = std::min(iov, n);
         if (const size_t n = transports::put_zcopy_max_iov(r); n > 0) rma_iov = std::min(rma_iov, n);
         if (const size_t n = transports::get_zcopy_max_iov(r); n > 0) rma_iov = std::min(rma_iov, n);
@@ -63,6 +72,7 @@ DomainOffer offer_from_choice(const std::vector<transports::Resource> &resources
     }
     offer.inject_size = inject == std::numeric_limits<size_t>::max() ? 0 : inject;
     offer.max_msg_size = static_cast<size_t>(SSIZE_MAX);
+    offer.datagram_size = datagram == std::numeric_limits<size_t>::max() ? 0 : datagram;
     offer.iov_limit = iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : iov;
     offer.rma_iov_limit = rma_iov == std::numeric_limits<size_t>::max() ? kDefaultIovLimit : rma_iov;
     const transports::address::NamePlan names = transports::address::plan_names(chosen);

@@ -6,6 +6,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ufi::runtime::info {
@@ -35,10 +36,15 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     fi_info *info = alloc_info();
     if (info == nullptr) return nullptr;
 
+    const bool dgram = type == FI_EP_DGRAM;
     const uint64_t api2 = FI_VERSION_GE(api_version, FI_VERSION(2, 0)) ? kApi2Caps : 0;
     const uint64_t caps =
-        kPrimaryCaps | kSecondaryCaps | api2 | kDomainPrimaryCaps | kDomainSecondaryCaps |
-        reach_caps(offer);
+        (dgram ? kDgramPrimaryCaps | kDgramSecondaryCaps : kPrimaryCaps | kSecondaryCaps) | api2 |
+        kDomainPrimaryCaps | kDomainSecondaryCaps | reach_caps(offer);
+    // A datagram is one active message: its size bounds messages and injects alike.
+    const size_t max_msg = dgram ? offer.datagram_size : offer.max_msg_size;
+    const size_t order_size = dgram ? 0 : offer.max_msg_size;  // (no RMA on datagrams)
+    const uint64_t order = dgram ? kDgramOrder : kRequestableOrder;
     info->caps = caps;
     info->mode = kRequiredModes;
     info->addr_format = kDefaultAddrFormat;
@@ -47,18 +53,18 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     tx.caps = caps & kTxCaps;
     tx.mode = kRequiredModes;
     tx.op_flags = 0;
-    tx.msg_order = kRequestableOrder;
+    tx.msg_order = order;
     tx.comp_order = 0;
-    tx.inject_size = offer.inject_size;
+    tx.inject_size = std::min(offer.inject_size, max_msg);
     tx.size = kTxSize;
     tx.iov_limit = offer.iov_limit;
-    tx.rma_iov_limit = offer.rma_iov_limit;
+    tx.rma_iov_limit = dgram ? 0 : offer.rma_iov_limit;
 
     fi_rx_attr &rx = *info->rx_attr;
     rx.caps = caps & kRxCaps;
     rx.mode = kRequiredModes;
     rx.op_flags = 0;
-    rx.msg_order = kRequestableOrder;
+    rx.msg_order = order;
     rx.comp_order = 0;
     rx.total_buffered_recv = 0;
     rx.size = kRxSize;
@@ -68,11 +74,11 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     ep.type = type;
     ep.protocol = kProtocol;
     ep.protocol_version = kProtocolVersion;
-    ep.max_msg_size = offer.max_msg_size;
+    ep.max_msg_size = max_msg;
     ep.msg_prefix_size = 0;
-    ep.max_order_raw_size = offer.max_msg_size;  // when asked for, ordering holds for any size
-    ep.max_order_war_size = offer.max_msg_size;
-    ep.max_order_waw_size = offer.max_msg_size;
+    ep.max_order_raw_size = order_size;  // when asked for, ordering holds for any size
+    ep.max_order_war_size = order_size;
+    ep.max_order_waw_size = order_size;
     ep.mem_tag_format = kMemTagFormat;
     ep.tx_ctx_cnt = 1;
     ep.rx_ctx_cnt = 1;

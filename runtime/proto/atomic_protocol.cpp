@@ -70,6 +70,10 @@ ssize_t AtomicProtocol::start(uint8_t kind, int op, int datatype, size_t count, 
                          const IovList &compare, const IovList &result, const wire::RmaSeg *segs,
                          size_t nsegs, fi_addr_t dest, void *context, uint64_t flags,
                          uint64_t data, bool inject_call) noexcept {
+    if (dp_.cfg_.datagrams) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_atomic: FI_EP_DGRAM endpoints have no atomics");
+        return -FI_ENOSYS;
+    }
     dp_.rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const auto k = static_cast<atomics::Kind>(kind);
     if (!atomics::valid(op, datatype, k)) return -FI_EOPNOTSUPP;

@@ -121,6 +121,10 @@ struct DataPathConfig {
     size_t inject_msg_size = 0;     // FI_OPT_INJECT_MSG_SIZE (tx_attr->inject_size)
     size_t inject_tagged_size = 0;  // FI_OPT_INJECT_TAGGED_SIZE
     size_t max_msg_size = 0;        // ep_attr->max_msg_size
+    // FI_EP_DGRAM: every message is one active message (max_msg_size is what one carries:
+    // never rendezvous or fragments), completion means it left (FI_DELIVERY_COMPLETE is not
+    // waited for), and messages to a peer that cannot be reached are dropped, not failed.
+    bool datagrams = false;
     // FI_OPT_MIN_MULTI_RECV, read at each message (fi_setopt may change it after fi_enable).
     const size_t *min_multi_recv = nullptr;
     // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
@@ -174,6 +178,7 @@ struct DataPathStats {
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
     uint64_t lane_upgrades = 0;       // peers reached by host and port moved to a better lane
     uint64_t unexpected = 0;          // messages that arrived before their receive
+    uint64_t datagrams_dropped = 0;   // FI_EP_DGRAM: sends to a peer that failed, completed
     uint64_t unexpected_kept = 0;     // of them, kept in the transport's descriptor (no copy)
     uint64_t sends_queued = 0;        // operations that waited in a peer's queue (lane full,
                                       // connecting, fenced or ordered behind others)

@@ -115,7 +115,11 @@ void DataPath::fail_peer(Peer &p, int error) {
     // Injected short writes that went without a record first (they went before anything
     // queued); their lengths are not kept, so their error entries say 0.
     while (p.untracked_writes > 0) rma_.finish_untracked_write(p, 0, p.fail_status);
-    while (SendReq *r = p.queue.pop_front()) finish_send(r, p.fail_status);
+    while (SendReq *r = p.queue.pop_front()) {
+        // (FI_EP_DGRAM: the messages are dropped, as UDP drops them; they complete as sent.)
+        if (cfg_.datagrams && r->op == SendOp::kMessage) ++stats_.datagrams_dropped;
+        finish_send(r, cfg_.datagrams && r->op == SendOp::kMessage ? 0 : p.fail_status);
+    }
     ctrl_.drop_queued(p);
     p.held.clear();  // (what it sent before the connection dies with it)
     zcopy_.fail(p);

@@ -84,6 +84,10 @@ bool parse_request(const uint8_t *data, size_t length, RequestView &v) {
 ssize_t RmaProtocol::start(SendOp op, const IovList &local, const wire::RmaSeg *segs, size_t nsegs,
                       fi_addr_t dest, void *context, uint64_t flags, uint64_t data,
                       bool inject_call) noexcept {
+    if (dp_.cfg_.datagrams) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_read/fi_write: FI_EP_DGRAM endpoints have no RMA");
+        return -FI_ENOSYS;
+    }
     dp_.rx_slip_.on_send();  // (RxSlip: the endpoint talks, not only listens)
     const bool write = op == SendOp::kWrite;
     if (nsegs == 0 || nsegs > wire::kMaxRmaSegments) return -FI_EINVAL;

@@ -105,6 +105,9 @@ void RndvProtocol::choose(Peer &p) {
     if (dp_.cfg_.rndv_thresh == 0 && zcopy_max > p.rndv_thresh) {
         p.rndv_thresh = std::min(zcopy_max, kMaxAutoRndvThresh);
     }
+    // FI_EP_DGRAM: a datagram is one active message (max_msg_size keeps it to what one
+    // carries), never a rendezvous, whatever UFI_RNDV_THRESH says.
+    if (dp_.cfg_.datagrams) p.rndv_thresh = SIZE_MAX;
     dp_.refresh_eager_gate(p);  // (the rendezvous threshold bounds the short way)
     const auto level = dp_.cfg_.proto_info ? log::Level::Info : log::Level::Debug;
     // (SPLIT is the receiver's choice: this side's setting, for what it receives.)

@@ -69,7 +69,8 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     const uint32_t wire_flags = (tagged ? uint32_t{wire::kTagged} : 0u) |
                                 ((flags & FI_REMOTE_CQ_DATA) ? uint32_t{wire::kHasData} : 0u);
     const bool completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
-    const bool confirm = completion && (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) != 0;
+    const bool confirm = completion && !cfg_.datagrams &&
+                         (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) != 0;
 
     // The fast path: a connected peer with nothing waiting, a message that fits one active
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
@@ -100,7 +101,22 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
 
     if (tx_outstanding_ >= tx_size_) return -FI_EAGAIN;
     if (p->state == PeerState::kKnown) wireup_.connect(*p);
-    if (p->state == PeerState::kFailed) return p->fail_status;
+    if (p->state == PeerState::kFailed) {
+        if (!cfg_.datagrams) return p->fail_status;
+        // A datagram to a peer that cannot be reached is dropped, as UDP drops it: it
+        // completes as sent.
+        ++stats_.datagrams_dropped;
+        if (completion && cfg_.tx_cq != nullptr) {
+            Completion c{};
+            c.cq = cfg_.tx_cq;
+            c.context = context;
+            c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+            c.src = FI_ADDR_NOTAVAIL;
+            completions_.write(c);
+        }
+        if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
+        return 0;
+    }
     SendReq *r;
     try {
         r = send_pool_.get();

@@ -50,7 +50,10 @@ out=$("$ufi_info" -f -p tcp); rc=$?
 out=$(UFI_TLS=^tcp "$ufi_info" -f -c FI_REMOTE_COMM); rc=$?
 [ "$rc" -eq 1 ] && grep -q "FI_REMOTE_COMM" <<<"$out" || fail "UFI_TLS=^tcp should leave no remote domain: $out"
 out=$(UFI_TLS=^tcp "$ufi_info" -f) || fail "UFI_TLS=^tcp -f failed"
-[ "$(grep -c 'domain:' <<<"$out")" -eq 1 ] && grep -q "domain: shm" <<<"$out" || fail "UFI_TLS=^tcp: $out"
+# One domain, shm, listed for each endpoint type (RDM, then DGRAM).
+[ "$(grep -c 'domain: shm' <<<"$out")" -eq 2 ] && [ "$(grep -c 'domain:' <<<"$out")" -eq 2 ] &&
+  [ "$(grep 'type:' <<<"$out" | tr -d ' ' | tr '\n' ,)" = "type:FI_EP_RDM,type:FI_EP_DGRAM," ] ||
+  fail "UFI_TLS=^tcp: $out"
 
 # JSON for every report.
 for args in "" "-v" "-d" "-c" "-t" "-f" "-v -d --config -t -f" "-f -e FI_EP_MSG"; do

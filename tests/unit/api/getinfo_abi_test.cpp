@@ -159,8 +159,13 @@ TEST(GetinfoAbi, SourceLoopbackPicksLo) {
     const int rc = fi_getinfo(fi_version(), "127.0.0.1", nullptr, FI_SOURCE, nullptr, &info);
     if (rc == -FI_ENODATA) GTEST_SKIP() << "no tcp/lo transport here";
     ASSERT_EQ(rc, 0);
+    // lo alone, once per endpoint type (RDM, then DGRAM).
     EXPECT_STREQ(info->domain_attr->name, "lo");
-    EXPECT_EQ(info->next, nullptr);
+    EXPECT_EQ(info->ep_attr->type, FI_EP_RDM);
+    ASSERT_NE(info->next, nullptr);
+    EXPECT_STREQ(info->next->domain_attr->name, "lo");
+    EXPECT_EQ(info->next->ep_attr->type, FI_EP_DGRAM);
+    EXPECT_EQ(info->next->next, nullptr);
     fi_freeinfo(info);
 }
 
