@@ -63,7 +63,8 @@ int open_domain(Fabric *fabric, const fi_info *info, uint64_t flags, void *conte
     // against the offer, so the domain's attributes are ones ufi honours.
     info::MatchResult m;
     for (fi_ep_type type : info::kEndpointTypes) {
-        fi_info *cand = info::make_provider_info(*offer, type, fabric->api_version);
+        fi_info *cand = info::make_provider_info(*offer, type, fabric->api_version,
+                                                 info::offers_msg_prefix(info));
         if (cand == nullptr) return -FI_ENOMEM;
         m = info::match_hints(*cand, info, fabric->api_version);
         info::free_info(cand);

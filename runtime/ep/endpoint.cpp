@@ -191,7 +191,7 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
     // Negotiate the info against this domain's offer, as fi_getinfo would: the endpoint's
     // attributes are then ones ufi honours.
     fi_info *cand = info::make_provider_info(domain->offer, static_cast<fi_ep_type>(type),
-                                             domain->api_version);
+                                             domain->api_version, info::offers_msg_prefix(info));
     if (cand == nullptr) return -FI_ENOMEM;
     info::MatchResult m = info::match_hints(*cand, info, domain->api_version);
     info::free_info(cand);
@@ -541,9 +541,12 @@ int Endpoint::enable() noexcept {
         dcfg.ordered = (info_->tx_attr->msg_order & ~uint64_t{FI_ORDER_SAS}) != 0;
         dcfg.tx_size = options_.tx_size;
         dcfg.rx_size = options_.rx_size;
-        dcfg.inject_msg_size = options_.inject_msg_size;
-        dcfg.inject_tagged_size = options_.inject_tagged_size;
-        dcfg.max_msg_size = info_->ep_attr->max_msg_size;
+        // FI_MSG_PREFIX: the prefix travels with each message (runtime/info/capabilities.h)
+        // and counts toward none of the limits.
+        const size_t prefix = info::msg_prefix_of(*info_);
+        dcfg.inject_msg_size = options_.inject_msg_size + prefix;
+        dcfg.inject_tagged_size = options_.inject_tagged_size + prefix;
+        dcfg.max_msg_size = info_->ep_attr->max_msg_size + prefix;
         dcfg.datagrams = info_->ep_attr->type == FI_EP_DGRAM;
         dcfg.uuid = uuid_;
         dcfg.endpoint_id = endpoint_id_;

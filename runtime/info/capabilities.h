@@ -118,6 +118,14 @@ inline constexpr uint32_t kDefaultAddrFormat = FI_ADDR_UCX;
 // Modes ufi requires from applications: none (it never uses the caller's fi_context).
 inline constexpr uint64_t kRequiredModes = 0;
 
+// FI_MSG_PREFIX, when an application offers it (fi_getinfo(3): the provider then decides):
+// ufi takes it, with this msg_prefix_size. ufi needs no room in front of a message; the
+// prefix bytes travel with the message unread (opaque, as the page says), so the payload lands
+// after the receiver's prefix and a receive completes with the prefix in its length, while
+// message and inject limits leave the prefix out (DGRAM's max_msg_size and the inject size
+// are lowered by it, so that prefix and payload still fit one active message).
+inline constexpr size_t kMsgPrefixSize = 8;
+
 // Progress models that work: FI_PROGRESS_MANUAL (the default), and FI_PROGRESS_AUTO on
 // request (a progress thread per enabled endpoint, runtime/ep/progress_thread.h).
 inline constexpr bool kAutoProgress = true;

@@ -449,6 +449,13 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
             out->rx_attr->op_flags = hints->rx_attr->op_flags;
             out->rx_attr->mode = cand.rx_attr->mode & hints->rx_attr->mode;
         }
+        // FI_MSG_PREFIX (the candidate has it only where the application offered it, in mode
+        // or in either direction's): required of both directions.
+        if (cand.mode & FI_MSG_PREFIX) {
+            out->mode |= FI_MSG_PREFIX;
+            out->tx_attr->mode |= FI_MSG_PREFIX;
+            out->rx_attr->mode |= FI_MSG_PREFIX;
+        }
         if (hints->fabric_attr && hints->fabric_attr->fabric) {
             out->fabric_attr->fabric = hints->fabric_attr->fabric;
         }

@@ -32,7 +32,23 @@ uint64_t reach_caps(const DomainOffer &offer) {
 
 }  // namespace
 
-fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t api_version) {
+bool offers_msg_prefix(const fi_info *hints) noexcept {
+    if (hints == nullptr) return false;
+    uint64_t mode = hints->mode;
+    if (hints->tx_attr != nullptr) mode |= hints->tx_attr->mode;
+    if (hints->rx_attr != nullptr) mode |= hints->rx_attr->mode;
+    return (mode & FI_MSG_PREFIX) != 0;
+}
+
+size_t msg_prefix_of(const fi_info &info) noexcept {
+    uint64_t mode = info.mode;
+    if (info.tx_attr != nullptr) mode |= info.tx_attr->mode;
+    if (info.rx_attr != nullptr) mode |= info.rx_attr->mode;
+    return (mode & FI_MSG_PREFIX) != 0 && info.ep_attr != nullptr ? info.ep_attr->msg_prefix_size : 0;
+}
+
+fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t api_version,
+                            bool msg_prefix) {
     fi_info *info = alloc_info();
     if (info == nullptr) return nullptr;
 
@@ -42,27 +58,31 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
         (dgram ? kDgramPrimaryCaps | kDgramSecondaryCaps : kPrimaryCaps | kSecondaryCaps) | api2 |
         kDomainPrimaryCaps | kDomainSecondaryCaps | reach_caps(offer);
     // A datagram is one active message: its size bounds messages and injects alike.
-    const size_t max_msg = dgram ? offer.datagram_size : offer.max_msg_size;
+    // (The prefix travels in the same active message: a datagram's payload is that much
+    // smaller, and so is what one short message carries.)
+    const size_t prefix = msg_prefix ? kMsgPrefixSize : 0;
+    const auto less_prefix = [prefix](size_t n) { return n > prefix ? n - prefix : 0; };
+    const size_t max_msg = dgram ? less_prefix(offer.datagram_size) : offer.max_msg_size;
     const size_t order_size = dgram ? 0 : offer.max_msg_size;  // (no RMA on datagrams)
     const uint64_t order = dgram ? kDgramOrder : kRequestableOrder;
     info->caps = caps;
-    info->mode = kRequiredModes;
+    info->mode = kRequiredModes | (msg_prefix ? FI_MSG_PREFIX : 0);
     info->addr_format = kDefaultAddrFormat;
 
     fi_tx_attr &tx = *info->tx_attr;
     tx.caps = caps & kTxCaps;
-    tx.mode = kRequiredModes;
+    tx.mode = info->mode;
     tx.op_flags = 0;
     tx.msg_order = order;
     tx.comp_order = 0;
-    tx.inject_size = std::min(offer.inject_size, max_msg);
+    tx.inject_size = std::min(less_prefix(offer.inject_size), max_msg);
     tx.size = kTxSize;
     tx.iov_limit = offer.iov_limit;
     tx.rma_iov_limit = dgram ? 0 : offer.rma_iov_limit;
 
     fi_rx_attr &rx = *info->rx_attr;
     rx.caps = caps & kRxCaps;
-    rx.mode = kRequiredModes;
+    rx.mode = info->mode;
     rx.op_flags = 0;
     rx.msg_order = order;
     rx.comp_order = 0;
@@ -75,7 +95,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     ep.protocol = kProtocol;
     ep.protocol_version = kProtocolVersion;
     ep.max_msg_size = max_msg;
-    ep.msg_prefix_size = 0;
+    ep.msg_prefix_size = prefix;
     ep.max_order_raw_size = order_size;  // when asked for, ordering holds for any size
     ep.max_order_war_size = order_size;
     ep.max_order_waw_size = order_size;
