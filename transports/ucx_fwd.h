@@ -24,6 +24,8 @@ typedef struct uct_iface_addr uct_iface_addr_t;
 typedef struct uct_cm uct_cm_t;
 typedef uct_cm_t *uct_cm_h;
 typedef struct ucs_async_context ucs_async_context_t;
+typedef struct uct_listener *uct_listener_h;
+typedef void *uct_conn_request_h;
 }
 
 namespace ufi::transports {

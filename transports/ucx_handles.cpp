@@ -35,6 +35,12 @@ void release_iface(uct_iface_h iface) {
 void release_cm(uct_cm_h cm) {
     uct_cm_close(cm);
 }
+void release_listener(uct_listener_h listener) {
+    uct_listener_destroy(listener);
+}
+void release_cm_ep(uct_ep_h ep) {
+    uct_ep_destroy(ep);  // (a CM endpoint queues no operations: nothing to purge or drain)
+}
 
 namespace {
 

@@ -79,6 +79,8 @@ void release_async(ucs_async_context_t *async);
 void release_worker(uct_worker_h worker);
 void release_iface(uct_iface_h iface);
 void release_cm(uct_cm_h cm);
+void release_listener(uct_listener_h listener);
+void release_cm_ep(uct_ep_h ep);
 void release_ep(uct_ep_h ep);
 
 }  // namespace detail
@@ -163,6 +165,20 @@ class Cm : public detail::UniqueHandle<uct_cm_h, detail::release_cm> {
     using UniqueHandle::UniqueHandle;
     static Status open(uct_component_h component, const Worker &worker,
                              const CmConfig &config, Cm &out);
+};
+
+// A connection manager's listener (uct_listener_create / uct_listener_destroy). Must die
+// before its Cm.
+class Listener : public detail::UniqueHandle<uct_listener_h, detail::release_listener> {
+  public:
+    using UniqueHandle::UniqueHandle;
+};
+
+// A connection manager's endpoint (a client's or an accepted one: it carries no data, only
+// the connection's establishment and end). Must die before its Cm.
+class CmEp : public detail::UniqueHandle<uct_ep_h, detail::release_cm_ep> {
+  public:
+    using UniqueHandle::UniqueHandle;
 };
 
 // A UCT endpoint (uct_ep_create / uct_ep_destroy). Its pending queue is purged before it is

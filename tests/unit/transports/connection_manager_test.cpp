@@ -1,0 +1,188 @@
+// UCT's connection manager as transports/cm/connection_manager.h wraps it, client and server
+// in one process on loopback: private data both ways at the CM's maximum, refusal, a
+// connection to no listener, disconnect from either side, and a listener reopened at once on
+// the port a closed one held. Every wait is bounded.
+#include "transports/cm/connection_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace ufi::transports::cm {
+namespace {
+
+using Kind = CmEvent::Kind;
+
+constexpr auto kBound = std::chrono::seconds(10);
+
+sockaddr_in loopback(uint16_t port) {
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return sa;
+}
+
+uint16_t port_of(const sockaddr_storage &ss) {
+    return ntohs(reinterpret_cast<const sockaddr_in &>(ss).sin_port);
+}
+
+std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+    std::vector<uint8_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 13);
+    return v;
+}
+
+class ConnectionManagerTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string why;
+        const Status s = ConnectionManager::open(cm_, why);
+        if (s != Status::kOk) GTEST_SKIP() << "no connection manager here: " << why;
+        ASSERT_GE(cm_->max_private_data(), 256u);
+        waker_.fn = [](void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); };
+        waker_.arg = &wakes_;
+    }
+
+    // The next event of `source` (a listener or a connection), polling both ends while waiting.
+    template <typename Source>
+    bool await(Source &source, CmEvent &out, std::initializer_list<CmConnection *> also = {}) {
+        const auto deadline = std::chrono::steady_clock::now() + kBound;
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (source.next(out)) return true;
+            for (CmConnection *c : also) {
+                CmEvent ignored;
+                if (c != nullptr && c->next(ignored)) pending_.push_back(std::move(ignored));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return false;
+    }
+
+    std::unique_ptr<CmListener> listen(uint16_t port = 0) {
+        const sockaddr_in sa = loopback(port);
+        std::unique_ptr<CmListener> l;
+        EXPECT_EQ(cm_->listen(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, 0, waker_, l), Status::kOk);
+        return l;
+    }
+
+    std::unique_ptr<CmConnection> connect(uint16_t port, std::span<const uint8_t> data) {
+        const sockaddr_in sa = loopback(port);
+        std::unique_ptr<CmConnection> c;
+        EXPECT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, data, waker_, c), Status::kOk);
+        return c;
+    }
+
+    std::shared_ptr<ConnectionManager> cm_;
+    Waker waker_;
+    std::atomic<int> wakes_{0};
+    std::vector<CmEvent> pending_;
+};
+
+TEST_F(ConnectionManagerTest, PrivateDataTravelsBothWaysAndEitherSideDisconnects) {
+    auto listener = listen();
+    ASSERT_TRUE(listener);
+    const uint16_t port = port_of(listener->address());
+    ASSERT_NE(port, 0);
+    const size_t most = cm_->max_private_data();
+    const auto hello = pattern(most, 1), answer = pattern(most, 2);
+    for (const bool client_ends : {true, false}) {
+        auto client = connect(port, hello);
+        ASSERT_TRUE(client);
+        CmEvent req;
+        ASSERT_TRUE(await(*listener, req, {client.get()})) << "no connection request";
+        ASSERT_EQ(req.kind, Kind::kRequest);
+        EXPECT_EQ(req.data, hello);
+        EXPECT_EQ(reinterpret_cast<const sockaddr_in &>(req.peer).sin_family, AF_INET);
+        std::unique_ptr<CmConnection> server;
+        ASSERT_EQ(cm_->accept(*listener, req.request, answer, waker_, server), Status::kOk);
+        CmEvent up;
+        ASSERT_TRUE(await(*client, up, {server.get()}));
+        ASSERT_EQ(up.kind, Kind::kConnected);
+        EXPECT_EQ(up.data, answer);
+        CmEvent established;
+        ASSERT_TRUE(await(*server, established, {client.get()}));
+        EXPECT_EQ(established.kind, Kind::kEstablished);
+
+        CmConnection &ender = client_ends ? *client : *server;
+        CmConnection &other = client_ends ? *server : *client;
+        ASSERT_EQ(ender.disconnect(), Status::kOk);
+        CmEvent gone;
+        ASSERT_TRUE(await(other, gone, {&ender}));
+        EXPECT_EQ(gone.kind, Kind::kDisconnected);
+        EXPECT_EQ(ender.disconnect(), Status::kOk);  // (over already: no error)
+    }
+    EXPECT_GT(wakes_.load(), 0);
+}
+
+TEST_F(ConnectionManagerTest, TooMuchPrivateDataIsRefusedAtTheCall) {
+    auto listener = listen();
+    ASSERT_TRUE(listener);
+    const auto big = pattern(cm_->max_private_data() + 1, 3);
+    const sockaddr_in sa = loopback(port_of(listener->address()));
+    std::unique_ptr<CmConnection> c;
+    EXPECT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, big, waker_, c),
+              Status::kInvalidParam);
+    EXPECT_FALSE(c);
+}
+
+TEST_F(ConnectionManagerTest, ARefusedClientIsToldSo) {
+    auto listener = listen();
+    ASSERT_TRUE(listener);
+    const auto hello = pattern(16, 4);
+    auto client = connect(port_of(listener->address()), hello);
+    ASSERT_TRUE(client);
+    CmEvent req;
+    ASSERT_TRUE(await(*listener, req, {client.get()}));
+    ASSERT_EQ(cm_->reject(*listener, req.request), Status::kOk);
+    CmEvent refused;
+    ASSERT_TRUE(await(*client, refused));
+    EXPECT_EQ(refused.kind, Kind::kRefused);
+}
+
+TEST_F(ConnectionManagerTest, NoListenerFailsTheClient) {
+    uint16_t port;
+    {
+        auto listener = listen();  // a port that was free, and is again
+        ASSERT_TRUE(listener);
+        port = port_of(listener->address());
+    }
+    const auto hello = pattern(8, 5);
+    auto client = connect(port, hello);
+    ASSERT_TRUE(client);
+    CmEvent e;
+    ASSERT_TRUE(await(*client, e)) << "no answer within the bound";
+    EXPECT_TRUE(e.kind == Kind::kFailed || e.kind == Kind::kRefused) << int(e.kind);
+}
+
+// A server that closes its listener while a client is connected listens again on the same
+// port at once (UCT's listener sets SO_REUSEADDR; ufi's RDM host-and-port flow waits a
+// minute for TIME_WAIT there).
+TEST_F(ConnectionManagerTest, AListenerReopensAtOnceOnItsPort) {
+    auto listener = listen();
+    ASSERT_TRUE(listener);
+    const uint16_t port = port_of(listener->address());
+    const auto hello = pattern(8, 6);
+    auto client = connect(port, hello);
+    CmEvent req;
+    ASSERT_TRUE(await(*listener, req, {client.get()}));
+    std::unique_ptr<CmConnection> server;
+    ASSERT_EQ(cm_->accept(*listener, req.request, hello, waker_, server), Status::kOk);
+    CmEvent up;
+    ASSERT_TRUE(await(*client, up, {server.get()}));
+    ASSERT_EQ(up.kind, Kind::kConnected);
+    // The server goes first: its side of the connection is the one left in TIME_WAIT.
+    server.reset();
+    listener.reset();
+    auto again = listen(port);
+    ASSERT_TRUE(again) << "port " << port << " not reusable at once";
+    EXPECT_EQ(port_of(again->address()), port);
+}
+
+}  // namespace
+}  // namespace ufi::transports::cm

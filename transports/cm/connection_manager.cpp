@@ -1,0 +1,460 @@
+// UCT's connection manager for ufi's connected endpoints (connection_manager.h).
+#include "transports/cm/connection_manager.h"
+
+#include "base/log/log.h"
+#include "transports/ucs_status.h"
+
+#include <uct/api/uct.h>
+#include <ucs/sys/sock.h>
+
+#include <cstring>
+
+namespace ufi::transports::cm {
+
+using log::Subsys;
+
+namespace detail {
+
+struct EventQueue {
+    std::mutex mu;
+    std::deque<CmEvent> events;
+    Waker waker;
+
+    void push(CmEvent &&e) {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            events.push_back(std::move(e));
+        }
+        wake();
+    }
+    void wake() const {
+        if (waker.fn != nullptr) waker.fn(waker.arg);
+    }
+    bool pop(CmEvent &out) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (events.empty()) return false;
+        out = std::move(events.front());
+        events.pop_front();
+        return true;
+    }
+};
+
+// One connection's state, shared with UCT's callbacks (through their `arg`).
+struct ConnState {
+    EventQueue queue;
+    uct_ep_h ep = nullptr;   // set once uct_ep_create returned (callbacks may come before)
+    bool client = false;
+    std::vector<uint8_t> request_data;  // client: sent once the address resolved
+    // Steps the callbacks left to the owner's thread (under queue.mu).
+    bool resolved = false;       // client: uct_ep_connect is due
+    bool accepted = false;       // client: the server accepted; uct_cm_client_ep_conn_notify
+    std::vector<uint8_t> answer; //   is due, then kConnected with this data
+    bool peer_gone = false;      // the peer disconnected: our uct_ep_disconnect is due
+    bool up = false;             // connected (client: notified; server: accepted)
+    bool ended = false;          // disconnected (either way) or failed
+};
+
+}  // namespace detail
+
+namespace {
+
+std::vector<uint8_t> private_data_of(const uct_cm_remote_data_t *remote) {
+    std::vector<uint8_t> out;
+    if (remote != nullptr && (remote->field_mask & UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA) &&
+        (remote->field_mask & UCT_CM_REMOTE_DATA_FIELD_CONN_PRIV_DATA_LENGTH) &&
+        remote->conn_priv_data != nullptr) {
+        const auto *p = static_cast<const uint8_t *>(remote->conn_priv_data);
+        out.assign(p, p + remote->conn_priv_data_length);
+    }
+    return out;
+}
+
+// ---- callbacks (UCS's async thread) ----
+
+void on_request(uct_listener_h, void *arg, const uct_cm_listener_conn_request_args_t *args) {
+    auto *q = static_cast<detail::EventQueue *>(arg);
+    CmEvent e;
+    e.kind = CmEvent::Kind::kRequest;
+    e.request = args->conn_request;
+    if (args->field_mask & UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_REMOTE_DATA) {
+        e.data = private_data_of(args->remote_data);
+    }
+    if ((args->field_mask & UCT_CM_LISTENER_CONN_REQUEST_ARGS_FIELD_CLIENT_ADDR) &&
+        args->client_address.addr != nullptr &&
+        args->client_address.addrlen <= sizeof e.peer) {
+        std::memcpy(&e.peer, args->client_address.addr, args->client_address.addrlen);
+    }
+    q->push(std::move(e));
+}
+
+ucs_status_t on_resolved(void *arg, const uct_cm_ep_resolve_args_t *args) {
+    auto *s = static_cast<detail::ConnState *>(arg);
+    const ucs_status_t status =
+        (args->field_mask & UCT_CM_EP_RESOLVE_ARGS_FIELD_STATUS) ? args->status : UCS_OK;
+    if (status != UCS_OK) {
+        CmEvent e;
+        e.kind = CmEvent::Kind::kFailed;
+        e.status = status_of(status);
+        {
+            std::lock_guard<std::mutex> lock(s->queue.mu);
+            s->ended = true;
+        }
+        s->queue.push(std::move(e));
+        return UCS_OK;
+    }
+    {
+        std::lock_guard<std::mutex> lock(s->queue.mu);
+        s->resolved = true;
+    }
+    s->queue.wake();
+    return UCS_OK;
+}
+
+void on_client_connect(uct_ep_h, void *arg, const uct_cm_ep_client_connect_args_t *args) {
+    auto *s = static_cast<detail::ConnState *>(arg);
+    const ucs_status_t status =
+        (args->field_mask & UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_STATUS) ? args->status : UCS_OK;
+    if (status == UCS_OK) {
+        std::vector<uint8_t> data;
+        if (args->field_mask & UCT_CM_EP_CLIENT_CONNECT_ARGS_FIELD_REMOTE_DATA) {
+            data = private_data_of(args->remote_data);
+        }
+        {
+            std::lock_guard<std::mutex> lock(s->queue.mu);
+            s->accepted = true;
+            s->answer = std::move(data);
+        }
+        s->queue.wake();
+        return;
+    }
+    CmEvent e;
+    e.kind = status == UCS_ERR_REJECTED ? CmEvent::Kind::kRefused : CmEvent::Kind::kFailed;
+    e.status = status_of(status);
+    {
+        std::lock_guard<std::mutex> lock(s->queue.mu);
+        s->ended = true;
+    }
+    s->queue.push(std::move(e));
+}
+
+void on_server_notify(uct_ep_h, void *arg, const uct_cm_ep_server_conn_notify_args_t *args) {
+    auto *s = static_cast<detail::ConnState *>(arg);
+    const ucs_status_t status =
+        (args->field_mask & UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS) ? args->status : UCS_OK;
+    CmEvent e;
+    if (status == UCS_OK) {
+        e.kind = CmEvent::Kind::kEstablished;
+        std::lock_guard<std::mutex> lock(s->queue.mu);
+        s->up = true;
+    } else {
+        e.kind = CmEvent::Kind::kFailed;
+        e.status = status_of(status);
+        std::lock_guard<std::mutex> lock(s->queue.mu);
+        s->ended = true;
+    }
+    s->queue.push(std::move(e));
+}
+
+void on_disconnect(uct_ep_h, void *arg) {
+    auto *s = static_cast<detail::ConnState *>(arg);
+    bool report;
+    {
+        std::lock_guard<std::mutex> lock(s->queue.mu);
+        report = !s->ended;
+        s->ended = true;
+        s->peer_gone = true;
+    }
+    if (report) {
+        CmEvent e;
+        e.kind = CmEvent::Kind::kDisconnected;
+        s->queue.push(std::move(e));
+    } else {
+        s->queue.wake();
+    }
+}
+
+}  // namespace
+
+// ---- ConnectionManager ----
+
+Status ConnectionManager::open(std::shared_ptr<ConnectionManager> &out, std::string &why) {
+    std::shared_ptr<ConnectionManager> m(new (std::nothrow) ConnectionManager());
+    if (!m) return Status::kNoMemory;
+    Status s = AsyncContext::create(AsyncMode::kThreadSpinlock, m->async_);
+    if (s != kOk) {
+        why = "ucs_async_context_create: " + std::string(ucs_status_string(ucs_status_of(s)));
+        return s;
+    }
+    s = Worker::create(m->async_, ThreadMode::kSerialized, m->worker_);
+    if (s != kOk) {
+        why = "uct_worker_create: " + std::string(ucs_status_string(ucs_status_of(s)));
+        return s;
+    }
+    ComponentList components;
+    s = ComponentList::query(components);
+    if (s != kOk) {
+        why = "uct_query_components: " + std::string(ucs_status_string(ucs_status_of(s)));
+        return s;
+    }
+    why = "no UCT component has a connection manager";
+    for (uct_component_h comp : components.components()) {
+        uct_component_attr_t attr{};
+        attr.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME | UCT_COMPONENT_ATTR_FIELD_FLAGS;
+        if (uct_component_query(comp, &attr) != UCS_OK || !(attr.flags & UCT_COMPONENT_FLAG_CM)) continue;
+        CmConfig config;
+        if (CmConfig::read(comp, config) != kOk) continue;
+        Cm cm;
+        const Status opened = Cm::open(comp, m->worker_, config, cm);
+        if (opened != kOk) {
+            why = std::string(attr.name) + ": uct_cm_open: " + ucs_status_string(ucs_status_of(opened));
+            continue;  // (rdmacm without InfiniBand)
+        }
+        uct_cm_attr_t cm_attr{};
+        cm_attr.field_mask = UCT_CM_ATTR_FIELD_MAX_CONN_PRIV;
+        if (uct_cm_query(cm.get(), &cm_attr) != UCS_OK) continue;
+        m->cm_ = std::move(cm);
+        m->max_priv_ = cm_attr.max_conn_priv;
+        UFI_LOG_DEBUG(Subsys::EpCtrl, "connection manager of component {}: private data up to {} B",
+                      attr.name, m->max_priv_);
+        out = std::move(m);
+        why.clear();
+        return kOk;
+    }
+    return Status::kUnsupported;
+}
+
+ConnectionManager::~ConnectionManager() = default;
+
+Status ConnectionManager::listen(const sockaddr *addr, socklen_t len, int backlog, Waker waker,
+                                 std::unique_ptr<CmListener> &out) {
+    std::unique_ptr<CmListener> l(new (std::nothrow) CmListener());
+    if (!l) return Status::kNoMemory;
+    try {
+        l->queue_ = std::make_shared<detail::EventQueue>();
+    } catch (const std::bad_alloc &) {
+        return Status::kNoMemory;
+    }
+    l->queue_->waker = waker;
+    l->cm_ = shared_from_this();
+    uct_listener_params_t params{};
+    params.field_mask = UCT_LISTENER_PARAM_FIELD_CONN_REQUEST_CB | UCT_LISTENER_PARAM_FIELD_USER_DATA;
+    params.conn_request_cb = on_request;
+    params.user_data = l->queue_.get();
+    if (backlog > 0) {
+        params.field_mask |= UCT_LISTENER_PARAM_FIELD_BACKLOG;
+        params.backlog = backlog;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    uct_listener_h h = nullptr;
+    const Status s = status_of(uct_listener_create(cm_.get(), addr, len, &params, &h));
+    if (s != kOk) return s;
+    l->handle_ = Listener(h);
+    uct_listener_attr_t attr{};
+    attr.field_mask = UCT_LISTENER_ATTR_FIELD_SOCKADDR;
+    if (uct_listener_query(h, &attr) == UCS_OK) {
+        l->address_ = attr.sockaddr;
+    } else if (len <= sizeof l->address_) {
+        std::memcpy(&l->address_, addr, len);
+    }
+    out = std::move(l);
+    return kOk;
+}
+
+Status ConnectionManager::connect(const sockaddr *addr, socklen_t len, std::span<const uint8_t> data,
+                                  Waker waker, std::unique_ptr<CmConnection> &out) {
+    if (data.size() > max_priv_) return Status::kInvalidParam;
+    std::unique_ptr<CmConnection> c(new (std::nothrow) CmConnection());
+    if (!c) return Status::kNoMemory;
+    try {
+        c->state_ = std::make_shared<detail::ConnState>();
+        c->state_->request_data.assign(data.begin(), data.end());
+    } catch (const std::bad_alloc &) {
+        return Status::kNoMemory;
+    }
+    c->state_->queue.waker = waker;
+    c->state_->client = true;
+    c->cm_ = shared_from_this();
+    ucs_sock_addr_t sa{addr, len};
+    uct_ep_params_t params{};
+    params.field_mask = UCT_EP_PARAM_FIELD_CM | UCT_EP_PARAM_FIELD_SOCKADDR |
+                        UCT_EP_PARAM_FIELD_CM_RESOLVE_CB | UCT_EP_PARAM_FIELD_SOCKADDR_CONNECT_CB_CLIENT |
+                        UCT_EP_PARAM_FIELD_SOCKADDR_DISCONNECT_CB | UCT_EP_PARAM_FIELD_USER_DATA |
+                        UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS;
+    params.cm = cm_.get();
+    params.sockaddr = &sa;
+    params.cm_resolve_cb = on_resolved;
+    params.sockaddr_cb_client = on_client_connect;
+    params.disconnect_cb = on_disconnect;
+    params.user_data = c->state_.get();
+    params.sockaddr_cb_flags = UCT_CB_FLAG_ASYNC;
+    std::lock_guard<std::mutex> lock(mu_);
+    uct_ep_h ep = nullptr;
+    const Status s = status_of(uct_ep_create(&params, &ep));
+    if (s != kOk) return s;
+    c->ep_ = CmEp(ep);
+    {
+        std::lock_guard<std::mutex> slock(c->state_->queue.mu);
+        c->state_->ep = ep;
+    }
+    out = std::move(c);
+    out->state_->queue.wake();  // (it may have resolved before the handle was known)
+    return kOk;
+}
+
+Status ConnectionManager::accept(CmListener &listener, uct_conn_request_h request,
+                                 std::span<const uint8_t> data, Waker waker,
+                                 std::unique_ptr<CmConnection> &out) {
+    std::unique_ptr<CmConnection> c(new (std::nothrow) CmConnection());
+    if (!c || data.size() > max_priv_) {
+        (void)reject(listener, request);  // (the request must not be left behind)
+        return !c ? Status::kNoMemory : Status::kInvalidParam;
+    }
+    try {
+        c->state_ = std::make_shared<detail::ConnState>();
+    } catch (const std::bad_alloc &) {
+        (void)reject(listener, request);
+        return Status::kNoMemory;
+    }
+    c->state_->queue.waker = waker;
+    c->cm_ = shared_from_this();
+    uct_ep_params_t params{};
+    params.field_mask = UCT_EP_PARAM_FIELD_CM | UCT_EP_PARAM_FIELD_CONN_REQUEST |
+                        UCT_EP_PARAM_FIELD_SOCKADDR_NOTIFY_CB_SERVER |
+                        UCT_EP_PARAM_FIELD_SOCKADDR_DISCONNECT_CB | UCT_EP_PARAM_FIELD_USER_DATA |
+                        UCT_EP_PARAM_FIELD_SOCKADDR_CB_FLAGS | UCT_EP_PARAM_FIELD_PRIV_DATA |
+                        UCT_EP_PARAM_FIELD_PRIV_DATA_LENGTH;
+    params.cm = cm_.get();
+    params.conn_request = request;
+    params.sockaddr_cb_server = on_server_notify;
+    params.disconnect_cb = on_disconnect;
+    params.user_data = c->state_.get();
+    params.sockaddr_cb_flags = UCT_CB_FLAG_ASYNC;
+    params.private_data = data.data();
+    params.private_data_length = data.size();
+    std::lock_guard<std::mutex> lock(mu_);
+    uct_ep_h ep = nullptr;
+    const Status s = status_of(uct_ep_create(&params, &ep));  // (uses the request up)
+    if (s != kOk) return s;
+    c->ep_ = CmEp(ep);
+    {
+        std::lock_guard<std::mutex> slock(c->state_->queue.mu);
+        c->state_->ep = ep;
+    }
+    out = std::move(c);
+    return kOk;
+}
+
+Status ConnectionManager::reject(CmListener &listener, uct_conn_request_h request) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_of(uct_listener_reject(listener.handle_.get(), request));
+}
+
+// ---- CmListener ----
+
+bool CmListener::next(CmEvent &out) {
+    return queue_ && queue_->pop(out);
+}
+
+CmListener::~CmListener() {
+    if (!cm_) return;
+    {
+        // Nothing new arrives once the handle is gone: take what came, refuse it.
+        std::lock_guard<std::mutex> lock(cm_->mu_);
+        handle_.reset();
+    }
+    CmEvent e;
+    while (queue_->pop(e)) {
+        // (A request of a destroyed listener: UCT releases it with the listener. Nothing to do.)
+    }
+}
+
+// ---- CmConnection ----
+
+bool CmConnection::next(CmEvent &out) {
+    detail::ConnState &s = *state_;
+    bool resolve = false, notify = false, answer_peer = false;
+    std::vector<uint8_t> answer;
+    {
+        std::lock_guard<std::mutex> lock(s.queue.mu);
+        if (s.ep != nullptr) {
+            resolve = std::exchange(s.resolved, false);
+            notify = std::exchange(s.accepted, false);
+            if (notify) answer = std::move(s.answer);
+            answer_peer = std::exchange(s.peer_gone, false);
+        }
+    }
+    if (resolve) {
+        uct_ep_connect_params_t params{};
+        params.field_mask = UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA | UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA_LENGTH;
+        params.private_data = s.request_data.data();
+        params.private_data_length = s.request_data.size();
+        Status st;
+        {
+            std::lock_guard<std::mutex> lock(cm_->mu_);
+            st = status_of(uct_ep_connect(ep_.get(), &params));
+        }
+        if (st != kOk) {
+            CmEvent e;
+            e.kind = CmEvent::Kind::kFailed;
+            e.status = st;
+            {
+                std::lock_guard<std::mutex> lock(s.queue.mu);
+                s.ended = true;
+            }
+            s.queue.push(std::move(e));
+        }
+    }
+    if (notify) {
+        Status st;
+        {
+            std::lock_guard<std::mutex> lock(cm_->mu_);
+            st = status_of(uct_cm_client_ep_conn_notify(ep_.get()));
+        }
+        CmEvent e;
+        if (st == kOk) {
+            e.kind = CmEvent::Kind::kConnected;
+            e.data = std::move(answer);
+        } else {
+            e.kind = CmEvent::Kind::kFailed;
+            e.status = st;
+        }
+        {
+            std::lock_guard<std::mutex> lock(s.queue.mu);
+            if (st == kOk && !s.ended) s.up = true;
+            if (st != kOk) s.ended = true;
+        }
+        s.queue.push(std::move(e));
+    }
+    if (answer_peer) {
+        // The peer disconnected: our side answers, as UCT asks (its callback fired once).
+        std::lock_guard<std::mutex> lock(cm_->mu_);
+        (void)uct_ep_disconnect(ep_.get(), 0);
+    }
+    return s.queue.pop(out);
+}
+
+Status CmConnection::disconnect() {
+    {
+        std::lock_guard<std::mutex> lock(state_->queue.mu);
+        if (state_->ended) return kOk;
+        state_->ended = true;
+    }
+    std::lock_guard<std::mutex> lock(cm_->mu_);
+    const ucs_status_t s = uct_ep_disconnect(ep_.get(), 0);
+    return s == UCS_ERR_NOT_CONNECTED ? kOk : status_of(s);
+}
+
+CmConnection::~CmConnection() {
+    if (!cm_) return;
+    bool up;
+    {
+        std::lock_guard<std::mutex> lock(state_->queue.mu);
+        up = state_->up && !state_->ended;
+        state_->ended = true;
+    }
+    std::lock_guard<std::mutex> lock(cm_->mu_);
+    if (up) (void)uct_ep_disconnect(ep_.get(), 0);
+    ep_.reset();  // (no callback runs after uct_ep_destroy returned)
+}
+
+}  // namespace ufi::transports::cm
