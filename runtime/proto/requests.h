@@ -163,13 +163,71 @@ struct ControlMsg {
     std::vector<uint8_t> bytes;
 };
 
-// A send (fi_send*, fi_tsend*, fi_inject*) or RMA not yet handed to the transport in full.
-struct SendReq {
-    Hook<SendReq> hook;
-    uint32_t peer = kNoPeer;
+// What each protocol family keeps of a send, a record of its own (the send record below is
+// made of them): the family's module reads and writes its part only.
+
+// Messages (eager_protocol.h; fi_send*, fi_tsend*, fi_inject*).
+struct MessageSendPart {
     uint32_t wire_flags = 0;   // wire::EagerFlags
     uint64_t tag = 0;
     uint64_t data = 0;
+    uint64_t msg_id = 0;       // multi-fragment messages
+};
+
+// RMA (rma_protocol.h, rma_zcopy.h), and the target segments atomics name: a write's
+// fragments, a read's request, and at the target a read's response, which is no operation of
+// this endpoint's (no tx credit, no completion). `iov` is the local side: the source of a
+// write or response, where a read's data lands.
+struct RmaSendPart {
+    std::vector<wire::RmaSeg> rma;  // the target's segments (kept capacity: no allocation
+                                    // once the pool is warm)
+    uint64_t rma_data = 0;          // kWrite: remote CQ data (wire::kRmaHasData in rma_flags)
+    uint32_t rma_flags = 0;         // wire::RmaFlags
+    uint64_t rma_received = 0;      // kRead: bytes arrived so far
+    uint64_t peer_id = 0;           // kReadResp: the initiator's id for the read
+    bool holds_peer = false;        // kWrite we put: counted in Peer::put_writes_held
+    RmaWay rma_way = RmaWay::kUndecided;  // kWrite, kRead
+};
+
+// Atomics (atomic_protocol.h): the op, datatype, call family (atomics::Kind) and elements;
+// the operand then the compare values are in the record's `copy`; the old values land in
+// `result`.
+struct AtomicSendPart {
+    uint8_t atomic_op = 0;
+    uint8_t atomic_datatype = 0;
+    uint8_t atomic_kind = 0;
+    uint32_t atomic_count = 0;
+    IovList result;
+};
+
+// Zero-copy transfers: a message's rendezvous (rndv_protocol.h and its four protocols:
+// announced by RTS, finished by ATS (GET), by the sender's own puts (PUT) or by streaming
+// RNDV_DATA (AM) after RTR) and a zero-copy RMA (rma_zcopy.h), which uses the same engine.
+struct ZcopySendPart {
+    bool rndv = false;
+    uint8_t rndv_protocol = 0;
+    std::vector<transports::LocalRegion> regions;  // the send buffers, registered on the zero-
+                                                   // copy transport (GET; PUT where it needs
+                                                   // local memh)
+    std::vector<transports::PeerKey> keys;         // kRndvPut: the receiver's segments' keys
+    std::vector<wire::Segment> remote;             // kRndvPut: the receiver's segments
+    size_t put_base = 0;                // where `remote` starts in the message (SPLIT: the split
+                                        // point; else 0)
+    bool split_copied = false;          // kRndvSplit: our puts are done (ATP sent)
+    bool split_acked = false;           // kRndvSplit: the receiver's ATS came
+    uint64_t recv_id = 0;               // the receiver's, from RTR
+    size_t length = 0;                  // bytes the receiver takes (RTR)
+    bool streaming = false;             // kRndvAm: RNDV_DATA goes out from `offset`
+    RndvCompletion comp;                // kRndvPut: the puts
+};
+
+struct SendReq;
+
+// What the scheduler (sched.h, send_queue.cpp) and the completion need of every operation.
+struct SendCommon {
+    Hook<SendReq> hook;
+    SendOp op = SendOp::kMessage;
+    uint32_t peer = kNoPeer;
     void *context = nullptr;
     uint64_t cq_flags = 0;     // what its completion reports: FI_SEND | FI_MSG / FI_TAGGED
     bool completion = false;   // write a CQ entry (not inject, FI_COMPLETION rules)
@@ -187,55 +245,23 @@ struct SendReq {
     bool fence = false;
     // It went out and waits for the peer's answer (counted in Peer::handed_off).
     bool handed_off = false;
-    uint64_t msg_id = 0;       // multi-fragment messages
-    std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call
-
-    // RMA (rma_protocol.h, rma_zcopy.h) goes through the same queue: a write's fragments, a read's request, and at
-    // the target a read's response, which is no operation of this endpoint's (no tx credit,
-    // no completion). `iov` is the local side: the source of a write or response, where a
-    // read's data lands.
-    SendOp op = SendOp::kMessage;
-    std::vector<wire::RmaSeg> rma;  // the target's segments (kept capacity: no allocation
-                                    // once the pool is warm)
-    uint64_t rma_data = 0;          // kWrite: remote CQ data (wire::kRmaHasData in rma_flags)
-    uint32_t rma_flags = 0;         // wire::RmaFlags
-    uint64_t rma_received = 0;      // kRead: bytes arrived so far
-    uint64_t peer_id = 0;           // kReadResp: the initiator's id for the read
-    uint64_t rma_key = 0;           // kReadResp: the key read (its counters count it)
-    bool holds_peer = false;        // kWrite we put: counted in Peer::put_writes_held
-    RmaWay rma_way = RmaWay::kUndecided;  // kWrite, kRead
-    // kAtomic: the op, datatype, call family (atomics::Kind) and elements; `copy` holds the
-    // operand then the compare values; the old values land in `result`.
-    uint8_t atomic_op = 0;
-    uint8_t atomic_datatype = 0;
-    uint8_t atomic_kind = 0;
-    uint32_t atomic_count = 0;
-    IovList result;
-
-    // Rendezvous (rndv_protocol.h): announced by RTS, finished by ATS (GET), by the sender's own
-    // puts (PUT) or by streaming RNDV_DATA (AM) after RTR.
-    bool rndv = false;
-    uint8_t rndv_protocol = 0;
-    uint32_t rndv_slot = 0;             // index in the data path's rendezvous send table
-    std::vector<transports::LocalRegion> regions;  // the send buffers, registered on the zero-
-                                                   // copy transport (GET; PUT where it needs
-                                                   // local memh)
-    std::vector<transports::PeerKey> keys;         // kRndvPut: the receiver's segments' keys
-    std::vector<wire::Segment> remote;             // kRndvPut: the receiver's segments
-    size_t put_base = 0;                // where `remote` starts in the message (SPLIT: the split
-                                        // point; else 0)
-    bool split_copied = false;          // kRndvSplit: our puts are done (ATP sent)
-    bool split_acked = false;           // kRndvSplit: the receiver's ATS came
-    uint64_t recv_id = 0;               // the receiver's, from RTR
-    size_t length = 0;                  // bytes the receiver takes (RTR)
-    bool streaming = false;             // kRndvAm: RNDV_DATA goes out from `offset`
-    // Set while RTS is being sent: over `self` the whole rendezvous may run inside that call
-    // (the receiver's handlers, then ours), and the send must not be finished under it.
+    std::vector<uint8_t> copy; // FI_INJECT: the data, copied at the call (atomics: operands)
+    uint32_t rndv_slot = 0;    // index in the data path's send slot table (zero-copy
+                               // transfers, RMA and atomics awaiting answers; 0: none)
+    // Set while its first message is being sent: over `self` the whole exchange may run
+    // inside that call (the receiver's handlers, then ours), and the send must not be
+    // finished under it.
     bool announcing = false;
     bool done = false;                  // finished while announcing
-    RndvCompletion comp;                // kRndvPut: the puts
     int status = 0;                     // the error it completes with (0: none)
+};
 
+// A send (fi_send*, fi_tsend*, fi_inject*), RMA or atomic not yet handed to the transport in
+// full: the part every operation has, then each family's. One record for all, so that one
+// per-peer queue orders them and one pool serves them (a part another family owns is left
+// alone, and the pool keeps its vectors' capacity). The common part comes first: a queued
+// message reads it and its own part, the first cache lines and `iov`.
+struct SendReq : SendCommon, MessageSendPart, ZcopySendPart, RmaSendPart, AtomicSendPart {
     // A new operation of kind `kind` to peer index `to` (`ctx`: its context; FI_FENCE): the
     // fields every kind sets the same way reset; the caller sets its kind's own.
     void begin(SendOp kind, uint32_t to, void *ctx, bool fenced) noexcept {
@@ -266,8 +292,11 @@ struct SendReq {
     }
 };
 
-// A posted receive (fi_recv*, fi_trecv*).
-struct RecvReq {
+struct RecvReq;
+
+// What every posted receive has: what it matches, where the data goes, and the message it
+// matched once it did.
+struct RecvCommon {
     Hook<RecvReq> hook;
     bool tagged = false;
     uint32_t src = kNoPeer;  // kNoPeer: any source
@@ -276,26 +305,32 @@ struct RecvReq {
     void *context = nullptr;
     bool completion = true;
     IovList iov;
-
-    // FI_MULTI_RECV: a buffer (`multi`) that takes message after message, each into a record
-    // of its own (`parent` set) covering its part of the buffer.
-    bool multi = false;
-    size_t multi_offset = 0;  // where the next message goes
-    uint32_t children = 0;    // messages placed in it and not completed yet
-    bool released = false;    // too little room left: the last child's completion says so
-    RecvReq *parent = nullptr;
-
-    // Rendezvous (rndv_protocol.h): the message RTS announced, being moved in.
-    bool rndv = false;
-    uint8_t rndv_protocol = 0;
-    uint32_t rndv_slot = 0;  // index in the data path's rendezvous receive table
-    uint32_t peer = kNoPeer;
-    uint64_t send_id = 0;
+    // The message it took (rendezvous, or fragments still arriving).
     uint32_t wire_flags = 0;
     uint64_t msg_tag = 0;
     uint64_t data = 0;
     size_t total = 0;     // the message's length
     size_t length = 0;    // bytes taken (total, or the buffer's size when it truncates)
+    int status = 0;       // an error the transfer met (0: none)
+};
+
+// FI_MULTI_RECV: a buffer (`multi`) that takes message after message, each into a record of
+// its own (`parent` set) covering its part of the buffer (receive.cpp).
+struct MultiRecvPart {
+    bool multi = false;
+    size_t multi_offset = 0;  // where the next message goes
+    uint32_t children = 0;    // messages placed in it and not completed yet
+    bool released = false;    // too little room left: the last child's completion says so
+    RecvReq *parent = nullptr;
+};
+
+// Rendezvous (rndv_protocol.h and its protocols): the message RTS announced, being moved in.
+struct RndvRecvPart {
+    bool rndv = false;
+    uint8_t rndv_protocol = 0;
+    uint32_t rndv_slot = 0;  // index in the data path's rendezvous receive table
+    uint32_t peer = kNoPeer;
+    uint64_t send_id = 0;
     size_t received = 0;  // kRndvAm
     size_t issued = 0;    // kRndvGet: bytes whose gets are issued (a full lane resumes there)
     size_t get_end = 0;   // kRndvGet, kRndvSplit: the gets cover [0, get_end) (SPLIT: the
@@ -307,8 +342,11 @@ struct RecvReq {
                                                    // where the transport needs local memh)
     std::vector<transports::PeerKey> keys;         // kRndvGet: the sender's segments' keys
     RndvCompletion comp;                           // kRndvGet: the gets
-    int status = 0;                                // an error the transfer met (0: none)
 };
+
+// A posted receive (fi_recv*, fi_trecv*): its common part first (what matching reads), then
+// the multi-receive and rendezvous parts.
+struct RecvReq : RecvCommon, MultiRecvPart, RndvRecvPart {};
 
 // A message that arrived with no matching receive (its bytes copied here), or one whose
 // fragments are still arriving.
