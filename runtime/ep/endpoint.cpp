@@ -546,7 +546,13 @@ int Endpoint::enable() noexcept {
         const size_t prefix = info::msg_prefix_of(*info_);
         dcfg.inject_msg_size = options_.inject_msg_size + prefix;
         dcfg.inject_tagged_size = options_.inject_tagged_size + prefix;
+        dcfg.inject_rma_size = options_.inject_rma_size;  // (RMA and atomics have no prefix)
+        dcfg.inject_atomic_size = options_.inject_atomic_size;
         dcfg.max_msg_size = info_->ep_attr->max_msg_size + prefix;
+        dcfg.send_max_msg = options_.max_msg_size + prefix;
+        dcfg.send_max_tagged = options_.max_tagged_size + prefix;
+        dcfg.send_max_rma = options_.max_rma_size;
+        dcfg.send_max_atomic = options_.max_atomic_size;
         dcfg.datagrams = info_->ep_attr->type == FI_EP_DGRAM;
         dcfg.uuid = uuid_;
         dcfg.endpoint_id = endpoint_id_;

@@ -1,7 +1,7 @@
-// The endpoint options of fi_setopt/fi_getopt (level FI_OPT_ENDPOINT) that need no data path
-// yet: their values, defaults (from the endpoint's fi_info) and limits. The data path reads
-// them when it lands; FI_OPT_SHARED_MEMORY_PERMITTED already decides which transports an
-// endpoint opens at fi_enable.
+// The endpoint options of fi_setopt/fi_getopt (level FI_OPT_ENDPOINT): their values, defaults
+// (from the endpoint's fi_info) and limits. fi_enable hands the sizes to the data path, which
+// enforces them (DataPathConfig); FI_OPT_SHARED_MEMORY_PERMITTED decides which transports the
+// endpoint opens.
 #pragma once
 
 #include <rdma/fabric.h>

@@ -83,6 +83,11 @@ ssize_t AtomicProtocol::start(uint8_t kind, int op, int datatype, size_t count, 
         nsegs > wire::kMaxRmaSegments) {
         return -FI_EINVAL;
     }
+    // FI_OPT_MAX_ATOMIC_SIZE / FI_OPT_INJECT_ATOMIC_SIZE (the attributes' by default).
+    if (bytes > dp_.cfg_.send_max_atomic ||
+        ((flags & FI_INJECT) && bytes > dp_.cfg_.inject_atomic_size)) {
+        return -FI_EMSGSIZE;
+    }
     uint64_t remote = 0;
     for (size_t i = 0; i < nsegs; ++i) remote += segs[i].len;
     const bool fetch = k != atomics::Kind::kWrite;

@@ -120,7 +120,15 @@ struct DataPathConfig {
     size_t rx_size = 0;       // receives posted at most (rx_attr->size)
     size_t inject_msg_size = 0;     // FI_OPT_INJECT_MSG_SIZE (tx_attr->inject_size)
     size_t inject_tagged_size = 0;  // FI_OPT_INJECT_TAGGED_SIZE
-    size_t max_msg_size = 0;        // ep_attr->max_msg_size
+    size_t inject_rma_size = 0;     // FI_OPT_INJECT_RMA_SIZE
+    size_t inject_atomic_size = 0;  // FI_OPT_INJECT_ATOMIC_SIZE
+    size_t max_msg_size = 0;        // ep_attr->max_msg_size: what a peer may send us
+    // What this endpoint sends at most (fi_setopt; ep_attr->max_msg_size by default): larger
+    // calls fail with -FI_EMSGSIZE.
+    size_t send_max_msg = SIZE_MAX;     // FI_OPT_MAX_MSG_SIZE
+    size_t send_max_tagged = SIZE_MAX;  // FI_OPT_MAX_TAGGED_SIZE
+    size_t send_max_rma = SIZE_MAX;     // FI_OPT_MAX_RMA_SIZE
+    size_t send_max_atomic = SIZE_MAX;  // FI_OPT_MAX_ATOMIC_SIZE
     // FI_EP_DGRAM: every message is one active message (max_msg_size is what one carries:
     // never rendezvous or fragments), completion means it left (FI_DELIVERY_COMPLETE is not
     // waited for), and messages to a peer that cannot be reached are dropped, not failed.
@@ -344,7 +352,7 @@ class DataPath {
     void refresh_eager_gate(Peer &p) noexcept {
         p.eager_short_max = eager_gate_of(p);
     }
-    static int64_t eager_gate_of(const Peer &p) noexcept {
+    int64_t eager_gate_of(const Peer &p) const noexcept {
         if (p.state != PeerState::kConnected || !p.queue.empty() || !p.ctrl.empty() ||
             p.rma_handed_off != 0) {
             return -1;
@@ -352,8 +360,11 @@ class DataPath {
         constexpr size_t kAfterTag = sizeof(wire::EagerHdr) - sizeof(uint64_t);
         const size_t lane = p.lane.max_short();
         if (lane < kAfterTag + sizeof(uint64_t)) return -1;
+        // (The endpoint's own message size limits bound it too: a message above one goes the
+        // long way, where it is refused.)
         const size_t most = std::min({p.rndv_thresh, lane - kAfterTag - sizeof(uint64_t),
-                                      kStagedShort - kAfterTag});
+                                      kStagedShort - kAfterTag, cfg_.send_max_msg,
+                                      cfg_.send_max_tagged});
         return static_cast<int64_t>(most);
     }
     // UFI_CHECK_INVARIANTS builds (debug: the sanitizer builds of CI): the gate is what

@@ -165,7 +165,7 @@ inline bool RmaProtocol::write_untracked(Peer &p, const void *buf, size_t len, u
 inline ssize_t RmaProtocol::inject_write(const void *buf, size_t len, fi_addr_t dest,
                                          uint64_t key, uint64_t addr, uint64_t flags, uint64_t data) noexcept {
     Peer *p = dp_.peers_.for_addr(dest);
-    if (p != nullptr && len <= dp_.cfg_.inject_msg_size &&
+    if (p != nullptr && len <= dp_.cfg_.inject_rma_size &&
         write_untracked(*p, buf, len, key, addr, flags, data)) {
         return 0;
     }

@@ -101,8 +101,8 @@ ssize_t RmaProtocol::start(SendOp op, const IovList &local, const wire::RmaSeg *
                      write ? "write" : "read", local.total, remote_total);
         return -FI_EINVAL;
     }
-    if (local.total > dp_.cfg_.max_msg_size) return -FI_EMSGSIZE;
-    if ((flags & FI_INJECT) && (!write || local.total > dp_.cfg_.inject_msg_size)) return -FI_EMSGSIZE;
+    if (local.total > dp_.cfg_.max_msg_size || local.total > dp_.cfg_.send_max_rma) return -FI_EMSGSIZE;
+    if ((flags & FI_INJECT) && (!write || local.total > dp_.cfg_.inject_rma_size)) return -FI_EMSGSIZE;
     // fi_inject_write* write no completion; fi_writemsg with FI_INJECT still does (fi_rma(3):
     // FI_INJECT only frees the buffer at once).
     const bool completion = !inject_call && (!dp_.cfg_.tx_selective || (flags & FI_COMPLETION));

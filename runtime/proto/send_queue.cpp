@@ -59,7 +59,9 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
                        uint64_t tag, uint64_t data, bool tagged, bool inject,
                        bool relieved) noexcept {
     rx_slip_.on_send();  // (RxSlip: rendezvous and fragments send no eager message first)
-    if (iov.total > cfg_.max_msg_size) return -FI_EMSGSIZE;
+    if (iov.total > cfg_.max_msg_size || iov.total > (tagged ? cfg_.send_max_tagged : cfg_.send_max_msg)) {
+        return -FI_EMSGSIZE;
+    }
     if ((flags & FI_INJECT) &&
         iov.total > (tagged ? cfg_.inject_tagged_size : cfg_.inject_msg_size)) {
         return -FI_EMSGSIZE;

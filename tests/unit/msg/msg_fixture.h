@@ -37,6 +37,8 @@ struct Side {
 class MsgTest : public ::testing::Test {
   protected:
     virtual void adjust_hints(fi_info *) {}
+    // Called for each endpoint after its bindings, before fi_enable (options, for one).
+    virtual void before_enable(fid_ep *) {}
     virtual int cq_format() const { return FI_CQ_FORMAT_TAGGED; }
     virtual uint32_t api_version() const { return FI_VERSION(2, 0); }
 
@@ -90,6 +92,7 @@ class MsgTest : public ::testing::Test {
         ASSERT_EQ(fi_endpoint(domain_, info_, &s.ep, nullptr), 0);
         ASSERT_EQ(fi_ep_bind(s.ep, &s.av->fid, 0), 0);
         ASSERT_EQ(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+        before_enable(s.ep);
         ASSERT_EQ(fi_enable(s.ep), 0);
         size_t len = 0;
         ASSERT_EQ(fi_getname(&s.ep->fid, nullptr, &len), -FI_ETOOSMALL);
