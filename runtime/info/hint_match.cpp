@@ -22,6 +22,14 @@ namespace {
 
 using names::FlagSet;
 
+// The traffic class an entry reports for a requested one. ufi's transports here have no way to
+// apply one (UCX 1.13's tcp sets no IP_TOS; InfiniBand's service level would need
+// UCX_IB_TRAFFIC_CLASS per iface, not wired yet), so only best effort, which every path
+// gives, is granted; any other class comes back unset (FI_TC_UNSPEC) rather than claimed.
+uint32_t granted_tclass(uint32_t requested) {
+    return requested == FI_TC_BEST_EFFORT ? requested : uint32_t{FI_TC_UNSPEC};
+}
+
 // Direction qualifiers of the primary capabilities (FI_MSG alone implies all of them).
 constexpr uint64_t kDirectionMask =
     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
@@ -417,7 +425,7 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
             if (h.data_progress != FI_PROGRESS_UNSPEC) d.data_progress = h.data_progress;
             if (h.resource_mgmt != FI_RM_UNSPEC) d.resource_mgmt = h.resource_mgmt;
             if (h.av_type != FI_AV_UNSPEC) d.av_type = h.av_type;
-            if (h.tclass != FI_TC_UNSPEC) d.tclass = h.tclass;
+            d.tclass = granted_tclass(h.tclass);
             d.mode = cand.domain_attr->mode & h.mode;
         }
         bool keys_ok = true;
@@ -443,7 +451,7 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
         if (hints->tx_attr) {
             out->tx_attr->op_flags = hints->tx_attr->op_flags;
             out->tx_attr->mode = cand.tx_attr->mode & hints->tx_attr->mode;
-            if (hints->tx_attr->tclass != FI_TC_UNSPEC) out->tx_attr->tclass = hints->tx_attr->tclass;
+            out->tx_attr->tclass = granted_tclass(hints->tx_attr->tclass);
         }
         if (hints->rx_attr) {
             out->rx_attr->op_flags = hints->rx_attr->op_flags;

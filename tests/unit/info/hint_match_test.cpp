@@ -279,5 +279,23 @@ TEST(HintMatch, ApiVersionIsReported) {
     EXPECT_EQ(cand->fabric_attr->prov_version, provider_version());
 }
 
+// Traffic classes: best effort is granted (every path gives it); any other class comes back
+// unset, since no transport here can apply it (docs/getinfo.md), instead of being echoed.
+TEST(HintMatch, OnlyTrafficClassesUfiAppliesAreReported) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    for (const uint32_t tc : {uint32_t{FI_TC_BEST_EFFORT}, uint32_t{FI_TC_LOW_LATENCY},
+                              uint32_t{FI_TC_BULK_DATA}, uint32_t{FI_TC_DSCP | 46}}) {
+        InfoPtr hints(alloc_info());
+        hints->domain_attr->tclass = tc;
+        hints->tx_attr->tclass = tc;
+        MatchResult m = match_hints(*cand, hints.get(), kApi);
+        InfoPtr out(m.info);
+        ASSERT_TRUE(out) << m.reason;
+        const uint32_t want = tc == FI_TC_BEST_EFFORT ? tc : uint32_t{FI_TC_UNSPEC};
+        EXPECT_EQ(out->domain_attr->tclass, want) << tc;
+        EXPECT_EQ(out->tx_attr->tclass, want) << tc;
+    }
+}
+
 }  // namespace
 }  // namespace ufi::runtime::info
