@@ -203,6 +203,12 @@ Status ConnectionManager::open(std::shared_ptr<ConnectionManager> &out, std::str
         if (uct_component_query(comp, &attr) != UCS_OK || !(attr.flags & UCT_COMPONENT_FLAG_CM)) continue;
         CmConfig config;
         if (CmConfig::read(comp, config) != kOk) continue;
+        // Listeners bind with SO_REUSEADDR (UCX_TCP_CM_REUSEADDR, off by default): a server
+        // restarted at once listens again on its port, which its closed connections may still
+        // hold in TIME_WAIT. (Every CM's configuration has the field: uct_cm_config_t's.)
+        if (uct_config_modify(config.get(), "CM_REUSEADDR", "y") != UCS_OK) {
+            UFI_LOG_DEBUG(Subsys::EpCtrl, "{}: its CM has no CM_REUSEADDR setting", attr.name);
+        }
         Cm cm;
         const Status opened = Cm::open(comp, m->worker_, config, cm);
         if (opened != kOk) {
