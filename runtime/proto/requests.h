@@ -137,6 +137,15 @@ struct RndvCompletion {
     void *req = nullptr;
 };
 
+// Where a message naming registered buffers is built (an RTS, a zero-copy RMA request): kept
+// between sends by its owner, so nothing is allocated once the vectors have grown.
+struct SegmentMessageScratch {
+    std::vector<wire::Segment> segs;
+    std::vector<uint8_t> keys;
+    std::vector<uint8_t> one_key;
+    std::vector<uint8_t> msg;
+};
+
 // What a SendReq carries.
 enum class SendOp : uint8_t {
     kMessage,   // fi_send*, fi_tsend*, fi_inject*

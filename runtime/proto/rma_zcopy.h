@@ -76,12 +76,7 @@ class RmaZcopyProtocol {
     DataPath &dp_;
     // The request is built here (capacity kept: no allocation once grown; packed out before
     // send_bcopy returns, so a request sent inside that call, over `self`, may reuse them).
-    struct Scratch {
-        std::vector<wire::Segment> segs;
-        std::vector<uint8_t> keys;
-        std::vector<uint8_t> one_key;
-        std::vector<uint8_t> msg;
-    } scratch_;
+    SegmentMessageScratch scratch_;
 };
 
 }  // namespace ufi::runtime::proto

@@ -87,12 +87,7 @@ class RndvProtocol {
     RndvPut put_;
     RndvAm am_;
     // Where start_send() builds an RTS (kept between sends: no allocation once grown).
-    struct RtsScratch {
-        std::vector<wire::Segment> segs;
-        std::vector<uint8_t> keys;
-        std::vector<uint8_t> one_key;
-        std::vector<uint8_t> msg;
-    } rts_scratch_;
+    SegmentMessageScratch rts_scratch_;
     // Where handle_rts() parses an RTS (likewise kept), and whether a handling uses it now.
     RtsInfo rts_in_;
     bool rts_in_busy_ = false;

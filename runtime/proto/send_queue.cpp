@@ -73,6 +73,19 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
     const bool completion = !inject && (!cfg_.tx_selective || (flags & FI_COMPLETION));
     const bool confirm = completion && !cfg_.datagrams &&
                          (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) != 0;
+    // Completes it at once (UCT copied it, or a datagram was dropped): its entry and counter.
+    const auto complete_now = [&]() -> ssize_t {
+        if (completion && cfg_.tx_cq != nullptr) {
+            Completion c{};
+            c.cq = cfg_.tx_cq;
+            c.context = context;
+            c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+            c.src = FI_ADDR_NOTAVAIL;
+            completions_.write(c);
+        }
+        if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
+        return 0;
+    };
 
     // The fast path: a connected peer with nothing waiting, a message that fits one active
     // message. UCT copies it (short and bcopy), so even FI_INJECT needs no copy of ours and no
@@ -82,18 +95,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
         iov.total <= p->rndv_thresh && !confirm && !(flags & FI_FENCE) &&
         p->rma_handed_off == 0 && eager_.fits_single(*p, iov.total, iov.count, wire_flags)) {
         const transports::Status s = eager_.send_single(*p, iov, tag, wire_flags, data);
-        if (s == transports::kOk) {
-            if (completion && cfg_.tx_cq != nullptr) {
-                Completion c{};
-                c.cq = cfg_.tx_cq;
-                c.context = context;
-                c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-                c.src = FI_ADDR_NOTAVAIL;
-                completions_.write(c);
-            }
-            if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
-            return 0;
-        }
+        if (s == transports::kOk) return complete_now();
         if (s != transports::kNoResource) {
             const int rc = transports::fi_errno_of(s);
             fail_peer(*p, rc);
@@ -108,16 +110,7 @@ ssize_t DataPath::send(const IovList &iov, fi_addr_t dest, void *context, uint64
         // A datagram to a peer that cannot be reached is dropped, as UDP drops it: it
         // completes as sent.
         ++stats_.datagrams_dropped;
-        if (completion && cfg_.tx_cq != nullptr) {
-            Completion c{};
-            c.cq = cfg_.tx_cq;
-            c.context = context;
-            c.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-            c.src = FI_ADDR_NOTAVAIL;
-            completions_.write(c);
-        }
-        if (cfg_.send_cntr != nullptr) cntr::on_completion(cfg_.send_cntr, iov.total);
-        return 0;
+        return complete_now();
     }
     SendReq *r;
     try {
