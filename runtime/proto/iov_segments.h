@@ -49,4 +49,25 @@ inline void segments_into(const IovList &iov, size_t length, std::vector<wire::S
     }
 }
 
+// The segments of `iov`'s bytes [from, length) (segments_into) and, in their order, the
+// packed keys of the buffers they lie in (`regions[i]` registered `iov.v[i]`), into
+// `scratch.segs` and `scratch.keys`; `key_len` is one key's size. An error when a key does
+// not pack. For the messages that name registered buffers: RTS, RTR, zero-copy RMA requests.
+inline transports::Status segments_and_keys(const IovList &iov, size_t length, size_t from,
+                                            const std::vector<transports::LocalRegion> &regions,
+                                            SegmentMessageScratch &scratch, uint16_t &key_len) {
+    segments_into(iov, length, scratch.segs, from);
+    scratch.keys.clear();
+    key_len = 0;
+    size_t at = 0;  // where iov.v[i] starts in the message
+    for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
+        if (iov.v[i].len == 0 || at + iov.v[i].len <= from) continue;
+        const transports::Status s = regions[i].pack(scratch.one_key);
+        if (s != transports::Status::kOk) return s;
+        key_len = static_cast<uint16_t>(scratch.one_key.size());
+        scratch.keys.insert(scratch.keys.end(), scratch.one_key.begin(), scratch.one_key.end());
+    }
+    return transports::Status::kOk;
+}
+
 }  // namespace ufi::runtime::proto

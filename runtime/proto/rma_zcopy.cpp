@@ -4,6 +4,7 @@
 #include "base/log/log.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/fast_path.h"
+#include "runtime/proto/iov_segments.h"
 #include "runtime/proto/message_building.h"
 #include "runtime/proto/wire.h"
 #include "transports/address_name.h"
@@ -96,26 +97,17 @@ tx::Status RmaZcopyProtocol::send(Peer &p, SendReq &r) noexcept {
         return send_write_put(p, r, transport);
     }
     try {
-        std::vector<wire::Segment> &segs = scratch_.segs;
-        std::vector<uint8_t> &keys = scratch_.keys;
-        std::vector<uint8_t> &one = scratch_.one_key;
-        std::vector<uint8_t> &m = scratch_.msg;
-        segs.clear();
-        keys.clear();
-        m.clear();
         uint16_t rkey_len = 0;
-        for (size_t i = 0; i < r.iov.count; ++i) {
-            if (r.iov.v[i].len == 0) continue;
-            const tx::Status packed = r.regions[i].pack(one);
-            if (packed != tx::kOk) {
-                UFI_LOG_WARN(Subsys::EpData, "RMA of {} B to {}: a registered buffer's key cannot be packed",
-                             r.iov.total, tx::address::describe(p.address));
-                return packed;
-            }
-            rkey_len = static_cast<uint16_t>(one.size());
-            keys.insert(keys.end(), one.begin(), one.end());
-            segs.push_back({reinterpret_cast<uint64_t>(r.iov.v[i].base), r.iov.v[i].len});
+        const tx::Status packed = segments_and_keys(r.iov, r.iov.total, 0, r.regions, scratch_, rkey_len);
+        if (packed != tx::kOk) {
+            UFI_LOG_WARN(Subsys::EpData, "RMA of {} B to {}: a registered buffer's key cannot be packed",
+                         r.iov.total, tx::address::describe(p.address));
+            return packed;
         }
+        const std::vector<wire::Segment> &segs = scratch_.segs;
+        const std::vector<uint8_t> &keys = scratch_.keys;
+        std::vector<uint8_t> &m = scratch_.msg;
+        m.clear();
         const wire::RmaHdr h{p.remote_idx,
                              r.rma_flags | wire::kRmaZcopy,
                              r.rndv_slot,

@@ -157,21 +157,14 @@ tx::Status RndvProtocol::start_send(Peer &p, SendReq &r) noexcept {
             r.rndv_protocol != wire::kRndvAm ? dp_.worker_->ifaces()[p.rma_iface].get() : nullptr;
         std::vector<wire::Segment> &segs = rts_scratch_.segs;
         std::vector<uint8_t> &keys = rts_scratch_.keys;
-        std::vector<uint8_t> &one = rts_scratch_.one_key;
         std::vector<uint8_t> &m = rts_scratch_.msg;
         segs.clear();
         keys.clear();
         m.clear();
         uint16_t rkey_len = 0;
         if (get) {
-            segments_into(r.iov, r.iov.total, segs);
-            for (size_t i = 0; i < r.iov.count; ++i) {
-                if (r.iov.v[i].len == 0) continue;
-                const tx::Status s = r.regions[i].pack(one);
-                if (s != transports::Status::kOk) return s;
-                rkey_len = static_cast<uint16_t>(one.size());
-                keys.insert(keys.end(), one.begin(), one.end());
-            }
+            const tx::Status s = segments_and_keys(r.iov, r.iov.total, 0, r.regions, rts_scratch_, rkey_len);
+            if (s != transports::Status::kOk) return s;
         }
         const bool has_data = (r.wire_flags & wire::kHasData) != 0;
         m.reserve(1 + sizeof(wire::EagerHdr) + 8 + sizeof(wire::RtsHdr) +

@@ -172,23 +172,13 @@ bool ZcopyTransfers::build_rtr_put(Peer &p, const tx::OpenIface &oi, const IovLi
     try {
         // (Scratch kept between calls: no allocation once grown. Built and done with before
         // anything is sent, so a handler run inside a send never finds it in use.)
-        std::vector<wire::Segment> &segs = rtr_scratch_.segs;
-        std::vector<uint8_t> &keys = rtr_scratch_.keys;
-        std::vector<uint8_t> &one = rtr_scratch_.one_key;
-        segments_into(iov, length, segs, from);
-        keys.clear();
         uint16_t rkey_len = 0;
-        size_t at = 0;  // where iov.v[i] starts in the message
-        for (size_t i = 0; i < iov.count && at < length; at += iov.v[i].len, ++i) {
-            // The keys of the buffers segs names, in its order.
-            if (iov.v[i].len == 0 || at + iov.v[i].len <= from) continue;
-            if (regions[i].pack(one) != transports::Status::kOk) {
-                regions.clear();
-                return false;
-            }
-            rkey_len = static_cast<uint16_t>(one.size());
-            keys.insert(keys.end(), one.begin(), one.end());
+        if (segments_and_keys(iov, length, from, regions, rtr_scratch_, rkey_len) != transports::Status::kOk) {
+            regions.clear();
+            return false;
         }
+        const std::vector<wire::Segment> &segs = rtr_scratch_.segs;
+        const std::vector<uint8_t> &keys = rtr_scratch_.keys;
         m.clear();
         m.push_back(wire::kAmRtr);
         wire::RtrHdr h{};

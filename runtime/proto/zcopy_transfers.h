@@ -162,11 +162,7 @@ class ZcopyTransfers {
     std::vector<RecvReq *> retry_gets_;
     std::vector<SendReq *> retry_puts_;
     // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
-    struct RtrScratch {
-        std::vector<wire::Segment> segs;
-        std::vector<uint8_t> keys;
-        std::vector<uint8_t> one_key;
-    } rtr_scratch_;
+    SegmentMessageScratch rtr_scratch_;
 };
 
 }  // namespace ufi::runtime::proto
