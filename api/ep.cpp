@@ -247,9 +247,42 @@ int cm_getname(fid_t fid, void *addr, size_t *addrlen) {
     return ep->getname(addr, addrlen);
 }
 
-int cm_getpeer(fid_ep *, void *, size_t *) {
-    UFI_LOG_INFO(Subsys::EpCtrl, "fi_getpeer: RDM endpoints are connectionless and have no peer");
-    return -FI_ENOSYS;
+// Connected (FI_EP_MSG) endpoints: runtime/ep/connection.h. On RDM and DGRAM endpoints,
+// which have no connection, -FI_EOPNOTSUPP.
+int cm_getpeer(fid_ep *fep, void *addr, size_t *addrlen) {
+    Endpoint *ep = ep_of(fep);
+    if (ep == nullptr || addrlen == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_getpeer: {}", ep == nullptr ? "not an endpoint" : "addrlen is NULL");
+        return -FI_EINVAL;
+    }
+    return ep->getpeer(addr, addrlen);
+}
+
+int cm_connect(fid_ep *fep, const void *addr, const void *param, size_t paramlen) {
+    Endpoint *ep = ep_of(fep);
+    if (ep == nullptr || addr == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_connect: {}", ep == nullptr ? "not an endpoint" : "addr is NULL");
+        return -FI_EINVAL;
+    }
+    return guarded([&] { return ep->connect(addr, param, paramlen); });
+}
+
+int cm_accept(fid_ep *fep, const void *param, size_t paramlen) {
+    Endpoint *ep = ep_of(fep);
+    if (ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_accept: not an endpoint");
+        return -FI_EINVAL;
+    }
+    return guarded([&] { return ep->accept(param, paramlen); });
+}
+
+int cm_shutdown(fid_ep *fep, uint64_t flags) {
+    Endpoint *ep = ep_of(fep);
+    if (ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_shutdown: not an endpoint");
+        return -FI_EINVAL;
+    }
+    return ep->shutdown(flags);
 }
 
 fi_ops_cm g_ep_cm_ops = {
@@ -257,11 +290,11 @@ fi_ops_cm g_ep_cm_ops = {
     .setname = cm_setname,
     .getname = cm_getname,
     .getpeer = cm_getpeer,
-    .connect = UFI_NOT_YET(fi_ops_cm, connect),
-    .listen = UFI_NOT_YET(fi_ops_cm, listen),
-    .accept = UFI_NOT_YET(fi_ops_cm, accept),
+    .connect = cm_connect,
+    .listen = UFI_NOT_YET(fi_ops_cm, listen),  // (passive endpoints: api/pep.cpp)
+    .accept = cm_accept,
     .reject = UFI_NOT_YET(fi_ops_cm, reject),
-    .shutdown = UFI_NOT_YET(fi_ops_cm, shutdown),
+    .shutdown = cm_shutdown,
     .join = UFI_NOT_YET(fi_ops_cm, join),
 };
 

@@ -32,8 +32,8 @@ int fabric_domain(fid_fabric *fabric, fi_info *info, fid_domain **domain, void *
 int fabric_domain2(fid_fabric *fabric, fi_info *info, fid_domain **domain, uint64_t flags, void *context) {
     return ufi::api::open_domain(fabric, info, domain, flags, context);
 }
-int fabric_passive_ep(fid_fabric *, fi_info *, fid_pep **, void *) {
-    return not_yet("fi_passive_ep");
+int fabric_passive_ep(fid_fabric *fabric, fi_info *info, fid_pep **pep, void *context) {
+    return ufi::api::passive_ep(fabric, info, pep, context);
 }
 int fabric_eq_open(fid_fabric *fabric, fi_eq_attr *attr, fid_eq **eq, void *context) {
     return ufi::api::eq_open(fabric, attr, eq, context);

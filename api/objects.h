@@ -26,5 +26,6 @@ int mr_domain_control(fid_t domain, int command, void *arg);
 // fi_ops_fabric
 int open_domain(fid_fabric *fabric, fi_info *info, fid_domain **domain, uint64_t flags, void *context);
 int eq_open(fid_fabric *fabric, fi_eq_attr *attr, fid_eq **eq, void *context);
+int passive_ep(fid_fabric *fabric, fi_info *info, fid_pep **pep, void *context);
 
 }  // namespace ufi::api

@@ -1,6 +1,9 @@
 #include "runtime/ep/endpoint.h"
 
 #include "runtime/ep/alias.h"
+#include "runtime/ep/connection.h"
+#include "runtime/ep/passive_endpoint.h"
+#include "runtime/av/av.h"
 
 #include "runtime/av/av.h"
 #include "base/config/config.h"
@@ -114,6 +117,7 @@ Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointO
     atomic = ops.locked.atomic;
     collective = ops.collective;
     endpoint = this;
+    connected_type_ = info->ep_attr != nullptr && info->ep_attr->type == FI_EP_MSG;
     tx_op_flags_.store(info->tx_attr != nullptr ? info->tx_attr->op_flags : 0, std::memory_order_relaxed);
     rx_op_flags_.store(info->rx_attr != nullptr ? info->rx_attr->op_flags : 0, std::memory_order_relaxed);
     source_.arg = this;
@@ -145,16 +149,19 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
         return -FI_EINVAL;
     }
     const int type = raw_enum(info->ep_attr->type);
-    if (type == FI_EP_MSG) {
-        UFI_LOG_INFO(Subsys::EpCtrl, "{}: FI_EP_MSG endpoints are not implemented yet (ufi: FI_EP_RDM, FI_EP_DGRAM)",
-                     call);
-        return -FI_ENOSYS;
-    }
-    if (type != FI_EP_RDM && type != FI_EP_DGRAM) {
+    if (type != FI_EP_RDM && type != FI_EP_DGRAM && type != FI_EP_MSG) {
         UFI_LOG_WARN(Subsys::EpCtrl,
-                     "{}: info->ep_attr->type {} is not an endpoint type ufi offers (FI_EP_RDM, FI_EP_DGRAM)",
+                     "{}: info->ep_attr->type {} is not an endpoint type ufi offers (FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG)",
                      call, type);
         return -FI_EINVAL;
+    }
+    ConnRequest *request = nullptr;
+    if (type == FI_EP_MSG && info->handle != nullptr) {
+        request = conn_request_of(info->handle);
+        if (request == nullptr || request->used) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a pending connection request of ufi's", call);
+            return -FI_EINVAL;
+        }
     }
     if (type == FI_EP_DGRAM && domain->offer.datagram_size == 0) {
         UFI_LOG_WARN(Subsys::EpCtrl, "{}: domain {} has no transport that carries datagrams", call,
@@ -219,8 +226,10 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
                 ep->auth_key_ = domain->auth_key;
             }
         }
-        // A source address names the identity to take, as fi_setname does.
-        if (info->src_addr != nullptr && info->src_addrlen != 0) {
+        ep->request_ = request;
+        // A source address names the identity to take, as fi_setname does. (A connected
+        // endpoint's names its listener's or the passive endpoint's socket: not its data path's.)
+        if (type != FI_EP_MSG && info->src_addr != nullptr && info->src_addrlen != 0) {
             const int rc = ep->adopt_identity(info->src_addr, info->src_addrlen, call);
             if (rc != 0) {
                 delete ep;
@@ -416,6 +425,22 @@ int Endpoint::enable() noexcept {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: the endpoint is already enabled");
         return -FI_EOPBADSTATE;
     }
+    if (connected_type_ && eq_ == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: a connected endpoint needs an event queue (fi_ep_bind an EQ first)");
+        return -FI_ENOEQ;
+    }
+    if (av_ == nullptr && connected_type_) {
+        // Its one peer's address goes in an AV of its own (the data path finds peers there).
+        fi_av_attr attr{};
+        attr.type = FI_AV_TABLE;
+        attr.count = 1;
+        static fi_ops own_av_ops{sizeof(fi_ops), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+        if (const int rc = av::open_av(domain_, &attr, nullptr, &own_av_ops, nullptr, &own_av_); rc != 0) {
+            return rc;
+        }
+        av::attach_endpoint(own_av_);
+        av_ = own_av_;
+    }
     if (av_ == nullptr) {
         UFI_LOG_WARN(Subsys::EpCtrl,
                      "fi_enable: an RDM endpoint needs an address vector (fi_ep_bind an AV first)");
@@ -554,6 +579,7 @@ int Endpoint::enable() noexcept {
         dcfg.send_max_rma = options_.max_rma_size;
         dcfg.send_max_atomic = options_.max_atomic_size;
         dcfg.datagrams = info_->ep_attr->type == FI_EP_DGRAM;
+        dcfg.connected = connected_type_;
         dcfg.uuid = uuid_;
         dcfg.endpoint_id = endpoint_id_;
         dcfg.incarnation = random_uuid();  // new at every fi_enable, whatever the identity
@@ -698,6 +724,9 @@ Shut Endpoint::shut() noexcept {
                          "fi_close(endpoint): {} memory regions are still bound to it", mrs);
             return Shut::kBusy;
         }
+        // A connected endpoint's connection ends first (its peer gets FI_SHUTDOWN) and leaves
+        // the EQ.
+        connection_.reset();
         progress_thread_.stop();  // before anything it drives goes (it takes the worker lock)
         {
             // The peers learn of the close before the lanes go (while the CQs and counters are
@@ -720,6 +749,10 @@ Shut Endpoint::shut() noexcept {
             worker_.reset();
         }
         enabled_.store(false, std::memory_order_release);
+        if (own_av_ != nullptr) {
+            (void)av::close_av(own_av_);  // (detached with the other bindings)
+            own_av_ = nullptr;
+        }
         release_id();
         domain_->remove_child();
     }
@@ -872,6 +905,100 @@ int Endpoint::make_alias(uint64_t flags, void *context, fi_ops *fid_ops, Endpoin
 void Endpoint::forget_alias(EndpointAlias *alias) noexcept {
     std::lock_guard<std::mutex> lock(ctl_mutex_);
     std::erase(aliases_, alias);
+}
+
+// ---------------------------------------------------------------------------------------
+// Connections (FI_EP_MSG)
+
+int Endpoint::connect(const void *addr, const void *param, size_t paramlen) noexcept {
+    if (!connected_type_) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_connect: not a connected (FI_EP_MSG) endpoint");
+        return -FI_EOPNOTSUPP;
+    }
+    if (!enabled()) {
+        // (libfabric's connected endpoints enable themselves here, as its tcp provider does.)
+        if (const int rc = enable(); rc != 0) return rc;
+    }
+    EndpointConnection *c;
+    {
+        std::lock_guard<std::mutex> lock(ctl_mutex_);
+        if (!connection_) {
+            connection_ = std::make_unique<EndpointConnection>(*this, *eq_);
+        }
+        c = connection_.get();
+    }
+    const auto *sa = static_cast<const sockaddr *>(addr);
+    const size_t len = sa != nullptr && sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    return c->connect(sa, len, blob_, param, paramlen);
+}
+
+int Endpoint::accept(const void *param, size_t paramlen) noexcept {
+    if (!connected_type_ || request_ == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_accept: {}",
+                     connected_type_ ? "the endpoint was not opened from a connection request (FI_CONNREQ's info)"
+                                     : "not a connected (FI_EP_MSG) endpoint");
+        return connected_type_ ? -FI_EINVAL : -FI_EOPNOTSUPP;
+    }
+    if (!enabled()) {
+        if (const int rc = enable(); rc != 0) return rc;
+    }
+    EndpointConnection *c;
+    ConnRequest *r;
+    {
+        std::lock_guard<std::mutex> lock(ctl_mutex_);
+        if (!connection_) connection_ = std::make_unique<EndpointConnection>(*this, *eq_);
+        c = connection_.get();
+        r = std::exchange(request_, nullptr);
+    }
+    const int rc = c->accept(*r, blob_, param, paramlen);
+    // The request is used up either way.
+    if (!r->used) {
+        (void)r->cm->reject(*r->listener, r->request);
+        r->used = true;
+    }
+    if (r->pep != nullptr) r->pep->forget(r);
+    delete r;
+    return rc;
+}
+
+int Endpoint::shutdown(uint64_t flags) noexcept {
+    if (!connected_type_) return -FI_EOPNOTSUPP;
+    if (flags != 0) return -FI_EBADFLAGS;
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    return connection_ ? connection_->shutdown() : -FI_ENOTCONN;
+}
+
+int Endpoint::getpeer(void *addr, size_t *addrlen) noexcept {
+    if (!connected_type_) return -FI_EOPNOTSUPP;
+    std::lock_guard<std::mutex> lock(ctl_mutex_);
+    return connection_ ? connection_->getpeer(addr, addrlen) : -FI_ENOTCONN;
+}
+
+int Endpoint::adopt_peer(std::span<const uint8_t> address) noexcept {
+    if (own_av_ == nullptr) return -FI_EOPBADSTATE;
+    try {
+        // (AV entries are the domain's address length; a peer's shorter one is padded.)
+        std::vector<uint8_t> entry(address.begin(), address.end());
+        if (entry.size() > domain_->offer.addr_len) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "the peer's address is {} bytes, longer than this domain's {}",
+                         entry.size(), domain_->offer.addr_len);
+            return -FI_EINVAL;
+        }
+        entry.resize(domain_->offer.addr_len, 0);
+        fi_addr_t at = FI_ADDR_NOTAVAIL;
+        if (av::insert_ucx(own_av_, entry.data(), 1, &at, 0, nullptr) != 1) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "the peer's address is not a ufi address");
+            return -FI_EINVAL;
+        }
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    return 0;
+}
+
+void Endpoint::connection_lost(int error) noexcept {
+    std::lock_guard<OptionalMutex> lock(worker_lock_);
+    if (data_path_) data_path_->lose_peers(error);
 }
 
 ssize_t Endpoint::tx_size_left() noexcept {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,8 @@ enum CounterEvent : int {
 };
 
 class EndpointAlias;
+class EndpointConnection;
+struct ConnRequest;
 
 class Endpoint : public EndpointFace {
   public:
@@ -134,6 +137,19 @@ class Endpoint : public EndpointFace {
     int make_alias(uint64_t flags, void *context, fi_ops *fid_ops, EndpointAlias **out) noexcept;
     // An alias closed.
     void forget_alias(EndpointAlias *alias) noexcept;
+
+    // FI_EP_MSG (runtime/ep/connection.h). fi_connect (enables the endpoint first if needed),
+    // fi_accept (of the request its info->handle named), fi_shutdown, fi_getpeer.
+    // -FI_EOPNOTSUPP on other endpoint types; -FI_ENOEQ without an EQ.
+    int connect(const void *addr, const void *param, size_t paramlen) noexcept;
+    int accept(const void *param, size_t paramlen) noexcept;
+    int shutdown(uint64_t flags) noexcept;
+    int getpeer(void *addr, size_t *addrlen) noexcept;
+    // For the connection: the peer's data-path address, as an AV entry (0 or -FI_EINVAL), and
+    // the connection's end (what is in flight to the peer fails with `error`).
+    int adopt_peer(std::span<const uint8_t> address) noexcept;
+    void connection_lost(int error) noexcept;
+    bool connected_type() const noexcept { return connected_type_; }
 
     // fi_tx_size_left / fi_rx_size_left (deprecated): -FI_EOPBADSTATE before fi_enable, else
     // the operations that can still be posted.
@@ -209,6 +225,12 @@ class Endpoint : public EndpointFace {
     eq::Eq *eq_ = nullptr;
 
     EndpointOptions options_;
+    // FI_EP_MSG: its one peer's address lives in an AV of its own (the data path finds peers in
+    // an AV), made at fi_enable; the request it was opened to accept; its connection.
+    bool connected_type_ = false;
+    av::Av *own_av_ = nullptr;
+    ConnRequest *request_ = nullptr;
+    std::unique_ptr<EndpointConnection> connection_;
     std::vector<EndpointAlias *> aliases_;  // open aliases (fi_close is -FI_EBUSY while any is)
     std::vector<uint8_t> auth_key_;          // classic key: the endpoint's or the domain's
     std::vector<fi_addr_t> held_auth_keys_;  // FI_AV_AUTH_KEY domains, taken at enable

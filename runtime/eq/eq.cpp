@@ -157,12 +157,38 @@ ssize_t Eq::read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) 
     return static_cast<ssize_t>(n);
 }
 
+int Eq::add_progress(Progress p) noexcept {
+    std::unique_lock<std::shared_mutex> lock(progress_mutex_);
+    try {
+        progress_.push_back(p);
+    } catch (const std::bad_alloc &) {
+        return -FI_ENOMEM;
+    }
+    return 0;
+}
+
+void Eq::remove_progress(Progress p) noexcept {
+    std::unique_lock<std::shared_mutex> lock(progress_mutex_);
+    std::erase_if(progress_, [&](const Progress &q) { return q.fn == p.fn && q.arg == p.arg; });
+}
+
+void Eq::nudge() noexcept {
+    wait_.notify();
+}
+
+void Eq::run_progress() noexcept {
+    std::shared_lock<std::shared_mutex> lock(progress_mutex_);
+    for (const Progress &p : progress_) p.fn(p.arg);
+}
+
 ssize_t Eq::read(uint32_t *event, void *buf, size_t len, uint64_t flags) noexcept {
+    run_progress();
     std::lock_guard<std::mutex> lock(mutex_);
     return read_locked(event, buf, len, flags);
 }
 
 ssize_t Eq::readerr(fi_eq_err_entry *buf, uint64_t flags) noexcept {
+    run_progress();
     std::lock_guard<std::mutex> lock(mutex_);
     if (queue_.empty() || !queue_.front().error) return -FI_EAGAIN;
     Event &e = queue_.front();
@@ -201,6 +227,7 @@ ssize_t Eq::sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
     const wait::Deadline deadline(timeout);
     for (;;) {
         if (sleepers_.closing()) return -FI_ECANCELED;
+        run_progress();
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (!queue_.empty()) return read_locked(event, buf, len, flags);
@@ -212,6 +239,7 @@ ssize_t Eq::sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
         }
         wait_.begin_watch();
         wait_.reset();
+        run_progress();  // (what nudged before the reset is not lost)
         bool ready;
         {
             std::lock_guard<std::mutex> lock(mutex_);

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 namespace ufi::runtime {
@@ -82,6 +83,19 @@ class Eq : public fid_eq {
     int trywait() noexcept;
     int control(int command, void *arg) noexcept;
 
+    // --- Connection objects bound to it (passive and connected endpoints) -----------------
+    // Their connection managers' callbacks run on UCX's async thread and only nudge(); the
+    // EQ calls each one's progress (which posts the events) when the application reads or
+    // waits: fi_eq_read, fi_eq_readerr, fi_eq_sread (after every wake-up).
+    struct Progress {
+        void (*fn)(void *arg) = nullptr;
+        void *arg = nullptr;
+    };
+    int add_progress(Progress p) noexcept;     // 0 or -FI_ENOMEM
+    void remove_progress(Progress p) noexcept;  // no call of it runs once this returns
+    // Wakes the threads in sread (any thread; no event needed).
+    void nudge() noexcept;
+
     // Bindings (domains, AVs, endpoints).
     void attach() noexcept { attached_.fetch_add(1, std::memory_order_relaxed); }
     void detach() noexcept;
@@ -111,6 +125,7 @@ class Eq : public fid_eq {
     ssize_t sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
                            uint64_t flags) noexcept;
     void settle_fd_locked() noexcept;
+    void run_progress() noexcept;
 
     Fabric *fabric_;
     uint32_t api_version_;
@@ -121,6 +136,9 @@ class Eq : public fid_eq {
     std::mutex mutex_;
     std::deque<Event> queue_;
     std::vector<uint8_t> err_hold_;  // err_data handed out by the last readerr
+
+    std::shared_mutex progress_mutex_;  // shared while calling them, exclusive to change
+    std::vector<Progress> progress_;
 
     wait::WaitObject wait_;
     wait::SleeperGate sleepers_;  // threads in sread, for close

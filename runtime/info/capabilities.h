@@ -102,12 +102,24 @@ inline constexpr uint64_t kIgnoredRxCaps =
 // FI_EP_DGRAM: the RDM data path restricted to what one active message carries (never split,
 // no rendezvous, no RMA or atomics); datagrams to a peer that cannot be reached are dropped,
 // not failed (docs/endpoints.md).
-inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM, FI_EP_DGRAM};
+// FI_EP_MSG: connected over UCT's connection manager (runtime/ep/connection.h), then the RDM
+// data path with its one peer; offered by domains with tcp (the CM listens on an IP address).
+inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MSG};
 
 // FI_EP_DGRAM's capabilities: messages and tagged messages with their receive variants.
 inline constexpr uint64_t kDgramPrimaryCaps =
     FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA;
 inline constexpr uint64_t kDgramSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV;
+// FI_EP_MSG's capabilities: RDM's, less what needs an AV (a connected endpoint has one peer).
+inline constexpr uint64_t kMsgEpPrimaryCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+                                              FI_REMOTE_CQ_DATA | FI_RMA | FI_ATOMIC | FI_READ |
+                                              FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+inline constexpr uint64_t kMsgEpSecondaryCaps = FI_MULTI_RECV | FI_RMA_EVENT | FI_FENCE;
+// The connection data fi_connect, fi_accept and fi_reject carry (FI_OPT_CM_DATA_SIZE): what
+// the CM's private data holds beside ufi's header and the data-path address, with room to
+// spare on tcp's CM (2064 bytes).
+inline constexpr size_t kCmDataSize = 1024;
+
 // Orderings of messages a datagram endpoint keeps when asked (one lane per peer, in order).
 inline constexpr uint64_t kDgramOrder = FI_ORDER_SAS;
 

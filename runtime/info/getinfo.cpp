@@ -387,6 +387,10 @@ int getinfo_with_env(const GetinfoEnv &env, uint32_t version, const char *node,
                 why.lines.push_back(label + ": FI_EP_DGRAM: no transport of this domain carries datagrams");
                 continue;
             }
+            if (type == FI_EP_MSG && !offer.has_tcp) {
+                why.lines.push_back(label + ": FI_EP_MSG: connections are made over tcp, which this domain has not");
+                continue;
+            }
             fi_info *cand = make_provider_info(offer, type, version, offers_msg_prefix(hints));
             if (cand == nullptr) {
                 free_info(head);

@@ -374,6 +374,12 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
                              " not offered (ufi: FI_ADDR_UCX, FI_ADDR_STR, FI_SOCKADDR_IN[6])";
                 return res;
         }
+        if (cand.ep_attr->type == FI_EP_MSG && addr_format != FI_SOCKADDR &&
+            addr_format != FI_SOCKADDR_IN && addr_format != FI_SOCKADDR_IN6) {
+            res.reason = "addr_format " + std::string(names::addr_format(addr_format)) +
+                         ": FI_EP_MSG endpoints are addressed by socket address";
+            return res;
+        }
         if (hints->ep_attr && !check_ep(*cand.ep_attr, *hints->ep_attr, res.reason)) return res;
         if (hints->domain_attr) {
             if (!check_domain(*cand.domain_attr, *hints->domain_attr, res.reason)) return res;

@@ -53,10 +53,14 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     if (info == nullptr) return nullptr;
 
     const bool dgram = type == FI_EP_DGRAM;
+    const bool connected = type == FI_EP_MSG;
     const uint64_t api2 = FI_VERSION_GE(api_version, FI_VERSION(2, 0)) ? kApi2Caps : 0;
+    const uint64_t domain_caps =
+        (connected ? 0 : kDomainPrimaryCaps | kDomainSecondaryCaps) | reach_caps(offer);
     const uint64_t caps =
-        (dgram ? kDgramPrimaryCaps | kDgramSecondaryCaps : kPrimaryCaps | kSecondaryCaps) | api2 |
-        kDomainPrimaryCaps | kDomainSecondaryCaps | reach_caps(offer);
+        (dgram ? kDgramPrimaryCaps | kDgramSecondaryCaps
+               : connected ? kMsgEpPrimaryCaps | kMsgEpSecondaryCaps : kPrimaryCaps | kSecondaryCaps) |
+        (connected ? api2 & FI_TAGGED_MULTI_RECV : api2) | domain_caps;
     // A datagram is one active message: its size bounds messages and injects alike.
     // (The prefix travels in the same active message: a datagram's payload is that much
     // smaller, and so is what one short message carries.)
@@ -67,7 +71,9 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     const uint64_t order = dgram ? kDgramOrder : kRequestableOrder;
     info->caps = caps;
     info->mode = kRequiredModes | (msg_prefix ? FI_MSG_PREFIX : 0);
-    info->addr_format = kDefaultAddrFormat;
+    // (Connected endpoints are addressed by socket address: the CM's listener. FI_SOCKADDR
+    // becomes _IN or _IN6 by the domain's address, getinfo.cpp.)
+    info->addr_format = connected ? uint32_t{FI_SOCKADDR} : kDefaultAddrFormat;
 
     fi_tx_attr &tx = *info->tx_attr;
     tx.caps = caps & kTxCaps;
@@ -126,7 +132,7 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     dom.max_ep_srx_ctx = 0;
     dom.cntr_cnt = kCntrCount;
     dom.mr_iov_limit = kMrIovLimit;
-    dom.caps = kDomainPrimaryCaps | kDomainSecondaryCaps | reach_caps(offer);
+    dom.caps = domain_caps;
     dom.mode = 0;
     dom.max_err_data = kMaxErrData;
     dom.mr_cnt = kMrCount;

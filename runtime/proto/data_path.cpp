@@ -69,7 +69,9 @@ DataPath::DataPath(const DataPathConfig &config)
       rx_size_(config.rx_size),
       target_(cfg_.domain, cfg_.auth_key, cfg_.rem_read_cntr, cfg_.rem_write_cntr),
       source_rule_(SourceRule::from_caps(config.caps)),
-      tagged_multi_recv_((config.caps & FI_TAGGED_MULTI_RECV) != 0) {}
+      tagged_multi_recv_((config.caps & FI_TAGGED_MULTI_RECV) != 0) {
+    peers_.set_connected(config.connected);
+}
 
 int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept {
     try {
@@ -200,29 +202,33 @@ ssize_t DataPath::cancel(void *context) noexcept {
     for (List<RecvReq> *list : {&match_.posted(false), &match_.posted(true)}) {
         for (RecvReq *r = list->front(); r != nullptr; r = r->hook.next) {
             if (r->context != context) continue;
-            list->remove(r);
-            Completion c{};
-            c.cq = cfg_.rx_cq;
-            c.context = r->context;
-            c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
-            c.tag = r->tag;
-            c.src = FI_ADDR_NOTAVAIL;
-            c.err = FI_ECANCELED;
-            if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
-            if (r->multi && r->children != 0) {
-                // Messages still arriving into it: the last one's completion releases it.
-                r->released = true;
-            } else {
-                if (r->multi) c.flags |= FI_MULTI_RECV;  // released, nothing in it pending
-                r->multi = false;
-                --rx_posted_;
-                recv_pool_.put(r);
-            }
-            if (c.cq != nullptr) completions_.write(c);
+            cancel_posted(*list, r);
             return 0;
         }
     }
     return 0;  // not found (completed already, or never posted): nothing to report
+}
+
+void DataPath::cancel_posted(List<RecvReq> &list, RecvReq *r) noexcept {
+    list.remove(r);
+    Completion c{};
+    c.cq = cfg_.rx_cq;
+    c.context = r->context;
+    c.flags = FI_RECV | (r->tagged ? FI_TAGGED : FI_MSG);
+    c.tag = r->tag;
+    c.src = FI_ADDR_NOTAVAIL;
+    c.err = FI_ECANCELED;
+    if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
+    if (r->multi && r->children != 0) {
+        // Messages still arriving into it: the last one's completion releases it.
+        r->released = true;
+    } else {
+        if (r->multi) c.flags |= FI_MULTI_RECV;  // released, nothing in it pending
+        r->multi = false;
+        --rx_posted_;
+        recv_pool_.put(r);
+    }
+    if (c.cq != nullptr) completions_.write(c);
 }
 
 bool DataPath::deliver_for_test(uint8_t id, void *data, size_t length) noexcept {

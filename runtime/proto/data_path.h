@@ -133,6 +133,9 @@ struct DataPathConfig {
     // never rendezvous or fragments), completion means it left (FI_DELIVERY_COMPLETE is not
     // waited for), and messages to a peer that cannot be reached are dropped, not failed.
     bool datagrams = false;
+    // FI_EP_MSG: one peer, the AV's entry 0, whatever address a call names (the page: the
+    // address is ignored), and no source reported in completions.
+    bool connected = false;
     // FI_OPT_MIN_MULTI_RECV, read at each message (fi_setopt may change it after fi_enable).
     const size_t *min_multi_recv = nullptr;
     // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
@@ -259,6 +262,10 @@ class DataPath {
     }
     // fi_cancel: a posted receive with this context completes with FI_ECANCELED.
     ssize_t cancel(void *context) noexcept;
+    // A connected endpoint's connection ended (fi_shutdown, or the peer's): every peer fails
+    // with `error` (sends in flight complete with it), posted receives are canceled and new
+    // ones refused (-FI_ENOTCONN). failures.cpp.
+    void lose_peers(int error) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
     // matching (src, tag, ignore) is reported in the CQ (its length, tag, data, source), or
     // an FI_ENOMSG error entry; FI_CLAIM reserves it for a receive with FI_CLAIM and the same
@@ -395,6 +402,11 @@ class DataPath {
     // it announced and this side had not received is marked gone with it.
     void drop_gone_peer(Peer &p) noexcept;
     void fail_peer(Peer &p, int error);
+    // lose_peers()'s second half; fail_peer() calls it on a connected endpoint, whose one
+    // peer is its connection.
+    void end_connection() noexcept;
+    // Removes posted receive `r` from `list` and completes it with FI_ECANCELED.
+    void cancel_posted(List<RecvReq> &list, RecvReq *r) noexcept;
     // Whether message `id` (data, length) from peer index `src` is handled now: true when that
     // peer is connected. From an admitted peer still connecting, it is held (Peer::held) and
     // handled at set_connected(); from anyone else, dropped and counted.
@@ -587,7 +599,8 @@ class DataPath {
     transports::EndpointWorker *worker_;
     transports::LanePolicy lane_policy_;
     size_t tx_size_;
-    size_t rx_size_;
+    size_t rx_size_;  // (0 once a connected endpoint's connection is over)
+    bool connection_over_ = false;  // lose_peers() ran (FI_EP_MSG)
     size_t tx_outstanding_ = 0;
     // Peers' one-sided accesses checked against the domain's MR keys, and counted.
     TargetAccess target_;

@@ -180,4 +180,26 @@ void DataPath::check_peers_if_due() noexcept {
     }
 }
 
+void DataPath::lose_peers(int error) noexcept {
+    for (size_t i = 0; i < peers_.size(); ++i) {
+        Peer &p = *peers_[i];
+        if (p.state != PeerState::kFailed) fail_peer(p, error);
+    }
+    end_connection();  // (also when no peer was known yet)
+}
+
+void DataPath::end_connection() noexcept {
+    if (connection_over_) return;
+    connection_over_ = true;
+    // fi_shutdown's page: operations outstanding are canceled, their completions written
+    // before it returns. The receives the connection would have filled complete with
+    // FI_ECANCELED (the sends failed with their peer); new ones are refused (new_recv), and
+    // every receive takes that slow path once the queue has no room.
+    for (bool tagged : {false, true}) {
+        List<RecvReq> &posted = match_.posted(tagged);
+        while (RecvReq *r = posted.front()) cancel_posted(posted, r);
+    }
+    rx_size_ = 0;
+}
+
 }  // namespace ufi::runtime::proto

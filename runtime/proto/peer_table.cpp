@@ -63,7 +63,7 @@ Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
             p = listening_at(a);  // a host and port: the peer that contacted us from there
         }
         if (p == nullptr) p = add(std::move(a));
-        p->report_id = e.user_id;
+        p->report_id = connected_ ? FI_ADDR_NOTAVAIL : e.user_id;
         if (dp_.cfg_.av_auth_keys && p->present_key.empty()) {
             const uint8_t *kb = nullptr;
             size_t kl = 0;
@@ -96,7 +96,7 @@ Peer *PeerTable::host_port_peer_of(const address::EndpointAddress &full) noexcep
 }
 
 fi_addr_t PeerTable::report_id_for(const address::EndpointAddress &a) const noexcept {
-    if (a.uuid == 0) return FI_ADDR_NOTAVAIL;  // known by host and port only: no identity yet
+    if (a.uuid == 0 || connected_) return FI_ADDR_NOTAVAIL;  // known by host and port only: no identity yet
     fi_addr_t addr = FI_ADDR_NOTAVAIL;
     av::PeerEntry e;
     // Its identity, else its tcp listener inserted as a host and port (a socket address).
@@ -144,6 +144,7 @@ void DataPath::fail_peer(Peer &p, int error) {
         }
         retire_unexpected(u);
     }
+    if (cfg_.connected) end_connection();  // (its one peer is the connection)
 }
 
 

@@ -26,6 +26,12 @@ class DataPath;
 class PeerTable {
   public:
     explicit PeerTable(DataPath &dp) noexcept : dp_(dp) {}
+    // A connected endpoint's table (DataPathConfig::connected): every address names entry 0,
+    // and completions report no source.
+    void set_connected(bool connected) noexcept {
+        addr_mask_ = connected ? 0 : ~fi_addr_t{0};
+        connected_ = connected;
+    }
     PeerTable(const PeerTable &) = delete;
     PeerTable &operator=(const PeerTable &) = delete;
 
@@ -44,6 +50,7 @@ class PeerTable {
     // the entry index are checked by resolve(), never cached: an fi_addr_t with them set
     // misses.
     Peer *for_addr(fi_addr_t addr) noexcept {
+        addr &= addr_mask_;  // (a connected endpoint's calls all name its one peer: entry 0)
         const uint32_t hit = cached(addr);
         return hit != kNoPeer ? peers_[hit].get() : resolve(addr);
     }
@@ -82,6 +89,8 @@ class PeerTable {
 
   private:
     DataPath &dp_;
+    fi_addr_t addr_mask_ = ~fi_addr_t{0};
+    bool connected_ = false;
     std::vector<std::unique_ptr<Peer>> peers_;
     std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index
     // AV entry index -> peer, valid while the entry keeps the version it had when cached:

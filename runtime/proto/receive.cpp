@@ -54,6 +54,11 @@ uint32_t DataPath::recv_source(fi_addr_t src, bool tagged, ssize_t &rc) noexcept
 
 RecvReq *DataPath::new_recv(fi_addr_t src, void *context, uint64_t flags, uint64_t tag,
                             uint64_t ignore, bool tagged, ssize_t &rc) noexcept {
+    if (connection_over_) {
+        UFI_LOG_INFO(Subsys::EpData, "fi_recv: the endpoint's connection is over");
+        rc = -FI_ENOTCONN;
+        return nullptr;
+    }
     if (rx_posted_ >= rx_size_) {
         rc = -FI_EAGAIN;
         return nullptr;

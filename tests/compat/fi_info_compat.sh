@@ -41,7 +41,12 @@ inject=$(echo "$out" | awk '/inject_size:/ {print $2; exit}')
 [ "${inject:-0}" -gt 0 ] || fail "inject_size is $inject"
 
 # Hints that ufi cannot meet give -FI_ENODATA (61), like any provider.
-fi_info -p ufi -t FI_EP_MSG >/dev/null 2>&1 && fail "FI_EP_MSG should not match yet"
+fi_info -p ufi -c FI_COLLECTIVE >/dev/null 2>&1 && fail "FI_COLLECTIVE should not match"
+# Each endpoint type: RDM, DGRAM, and MSG (where tcp is: connected endpoints are made over it).
+for t in FI_EP_RDM FI_EP_DGRAM FI_EP_MSG; do
+  fi_info -p ufi -t "$t" | grep -q "type: $t" || fail "no $t entry"
+done
+UFI_TLS=shm fi_info -p ufi -t FI_EP_MSG >/dev/null 2>&1 && fail "FI_EP_MSG without tcp"
 # Other providers are not ufi.
 fi_info -p tcp >/dev/null 2>&1 && fail "-p tcp matched ufi's library"
 

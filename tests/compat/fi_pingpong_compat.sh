@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian's fi_pingpong (libfabric-bin, built against libfabric 1.17) run unmodified against
-# ufi's compat libfabric.so.1: server and client, RDM and DGRAM endpoints, -m msg and
-# -m tagged, every size (-S all; for datagrams
+# ufi's compat libfabric.so.1: server and client, RDM, DGRAM and MSG (connected) endpoints,
+# -m msg and -m tagged, every size (-S all; for datagrams
 # every size up to max_msg_size) with data checks (-c), over shared memory and over tcp pinned
 # to loopback.
 # fi_pingpong exchanges addresses over its own TCP control socket on 127.0.0.1.
@@ -65,4 +65,10 @@ for mode in msg tagged; do
   run_pair "tcp on loopback" dgram "$mode" UFI_TLS=tcp UFI_NET_DEVICES=lo
 done
 run_pair "default transports" dgram msg
+# Connected endpoints: the connection manager listens and connects on 127.0.0.1; the data
+# lanes are shared memory (default) or tcp on loopback.
+for mode in msg tagged; do
+  run_pair "tcp on loopback" msg "$mode" UFI_TLS=tcp UFI_NET_DEVICES=lo
+  run_pair "default transports" msg "$mode" UFI_NET_DEVICES=lo
+done
 echo "PASS"

@@ -27,11 +27,11 @@ def unique_pairs(pairs):
 ARGS = [
     [], ["-v"], ["-d"], ["-c"], ["--config"], ["-t"], ["-f"], ["-f", "-l"],
     ["-f", "-p", "ufi", "-e", "FI_EP_RDM", "-c", "FI_LOCAL_COMM"],
-    ["-f", "-e", "FI_EP_MSG"], ["-f", "-p", "tcp"],
+    ["-f", "-c", "FI_COLLECTIVE"], ["-f", "-p", "tcp"],
     ["-v", "-d", "--config", "-t", "-f"],
 ]
 # Exit 1 is fi_getinfo finding nothing (the JSON says so); anything else is a failure.
-NO_MATCH = {("-f", "-e", "FI_EP_MSG"), ("-f", "-p", "tcp")}
+NO_MATCH = {("-f", "-c", "FI_COLLECTIVE"), ("-f", "-p", "tcp")}
 
 
 def run(ufi_info, args, env_extra, label):

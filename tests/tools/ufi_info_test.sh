@@ -39,8 +39,10 @@ out=$("$ufi_info" -f -p ufi -e FI_EP_RDM -l) || fail "-f -l failed"
 grep -q "fi_domain_attr:" <<<"$out" || fail "-f -l lacks attributes"
 
 # No match: exit 1 and the reasons, one per domain.
-out=$("$ufi_info" -f -e FI_EP_MSG); rc=$?
+# (FI_EP_MSG needs tcp: shared memory alone offers none.)
+out=$(UFI_TLS=shm "$ufi_info" -f -e FI_EP_MSG); rc=$?
 [ "$rc" -eq 1 ] || fail "-f -e FI_EP_MSG exit $rc"
+grep -q "FI_EP_MSG: connections are made over tcp" <<<"$out" || fail "no MSG reason: $out"
 grep -q "fi_getinfo: -61" <<<"$out" || fail "no -61: $out"
 grep -q "ep_type FI_EP_MSG not offered" <<<"$out" || fail "no reason: $out"
 out=$("$ufi_info" -f -c "FI_TAGGED|FI_COLLECTIVE"); rc=$?
@@ -50,23 +52,23 @@ out=$("$ufi_info" -f -p tcp); rc=$?
 out=$(UFI_TLS=^tcp "$ufi_info" -f -c FI_REMOTE_COMM); rc=$?
 [ "$rc" -eq 1 ] && grep -q "FI_REMOTE_COMM" <<<"$out" || fail "UFI_TLS=^tcp should leave no remote domain: $out"
 out=$(UFI_TLS=^tcp "$ufi_info" -f) || fail "UFI_TLS=^tcp -f failed"
-# One domain, shm, listed for each endpoint type (RDM, then DGRAM).
+# One domain, shm, listed for each endpoint type it offers (RDM, then DGRAM; MSG needs tcp).
 [ "$(grep -c 'domain: shm' <<<"$out")" -eq 2 ] && [ "$(grep -c 'domain:' <<<"$out")" -eq 2 ] &&
   [ "$(grep 'type:' <<<"$out" | tr -d ' ' | tr '\n' ,)" = "type:FI_EP_RDM,type:FI_EP_DGRAM," ] ||
   fail "UFI_TLS=^tcp: $out"
 
 # JSON for every report.
-for args in "" "-v" "-d" "-c" "-t" "-f" "-v -d --config -t -f" "-f -e FI_EP_MSG"; do
+for args in "" "-v" "-d" "-c" "-t" "-f" "-v -d --config -t -f" "-f -c FI_COLLECTIVE"; do
   # shellcheck disable=SC2086
   json=$("$ufi_info" $args --json)  # exit 1 when -f finds nothing; the JSON says so
   echo "$json" | json_ok || fail "invalid JSON for '$args --json'"
 done
-("$ufi_info" -f -e FI_EP_MSG --json; true) | python3 -c '
+("$ufi_info" -f -c FI_COLLECTIVE --json; true) | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["fi_info"]
 assert d["status"] == -61, d
 assert d["entries"] == [], d
-assert any("FI_EP_MSG" in r for r in d["reasons"]), d
+assert any("FI_COLLECTIVE" in r for r in d["reasons"]), d
 ' || fail "-f --json no-match content"
 "$ufi_info" -f --json | python3 -c '
 import json, sys

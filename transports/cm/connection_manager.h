@@ -6,9 +6,10 @@
 // data lanes from them (uct-brief section 10).
 //
 // UCT calls the callbacks on UCS's async thread. They only record what happened (and wake the
-// owner through its Waker); UCT calls they lead to (a client's connect request once its
-// address resolved, its notify once the server accepted, the disconnect that answers the
-// peer's) are made on the owner's thread, in next(), as UCP defers them to progress.
+// owner through its Waker); UCT calls they lead to (a client's notify once the server
+// accepted, the disconnect that answers the peer's) are made on the owner's thread, in next(),
+// as UCP defers them to progress. One is not: the client's connect request is sent from the
+// resolve callback itself (connection_manager.cpp says why).
 #pragma once
 
 #include "transports/status.h"
@@ -103,6 +104,9 @@ class ConnectionManager : public std::enable_shared_from_this<ConnectionManager>
     // A CM on a worker of its own, of the first component whose CM opens (tcp's sockcm
     // here). An error, with `why` set, when none does.
     static Status open(std::shared_ptr<ConnectionManager> &out, std::string &why);
+    // The process's one CM, opened on first use and kept while anyone holds it (passive and
+    // connected endpoints share it: one async context and worker for all connections).
+    static Status shared(std::shared_ptr<ConnectionManager> &out, std::string &why);
     ~ConnectionManager();
 
     // The most private data one connection request or answer carries.
@@ -121,6 +125,9 @@ class ConnectionManager : public std::enable_shared_from_this<ConnectionManager>
                   Waker waker, std::unique_ptr<CmConnection> &out);
     // Refuses a request (the client gets kRefused).
     Status reject(CmListener &listener, uct_conn_request_h request);
+
+    // Progresses the CM's worker (work UCT deferred to it). next() calls it.
+    void progress() noexcept;
 
   private:
     friend class CmConnection;

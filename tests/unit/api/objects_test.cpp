@@ -193,6 +193,7 @@ TEST(Api, ExtReports) {
 TEST(Api, ExplainAfterNoMatch) {
     fi_info *hints = fi_allocinfo();
     hints->ep_attr->type = FI_EP_MSG;
+    hints->addr_format = FI_ADDR_UCX;  // (connected endpoints are addressed by socket address)
     fi_info *info = nullptr;
     ASSERT_EQ(fi_getinfo(fi_version(), nullptr, nullptr, 0, hints, &info), -FI_ENODATA);
     ufi_ext_report *r = nullptr;

@@ -48,6 +48,9 @@ TEST(EpTls, EveryDomainsEndpointUsesOnlyItsTransports) {
     int domains = 0;
     bool av_missing = false;
     for (fi_info *cur = info; cur != nullptr; cur = cur->next) {
+        // (Connected entries bind no AV and are named by socket address; their domains are the
+        // RDM entries' too, which this checks. msg_ep_test covers them.)
+        if (cur->ep_attr->type == FI_EP_MSG) continue;
         SCOPED_TRACE(cur->domain_attr->name);
         fid_domain *domain = nullptr;
         ASSERT_EQ(fi_domain(fabric, cur, &domain, nullptr), 0);

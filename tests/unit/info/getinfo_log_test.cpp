@@ -23,7 +23,8 @@ int no_match_lines(const log::ScopedCapture &cap) {
 
 int run(bool name_ufi) {
     fi_info *hints = alloc_info();
-    hints->ep_attr->type = FI_EP_MSG;  // not offered: every domain is excluded
+    hints->ep_attr->type = FI_EP_MSG;  // with ufi's own address format: every domain is excluded
+    hints->addr_format = FI_ADDR_UCX;
     if (name_ufi) hints->fabric_attr->prov_name = strdup("ufi");
     fi_info *out = nullptr;
     const int rc = getinfo(FI_VERSION(2, 7), nullptr, nullptr, 0, hints, &out);

@@ -38,7 +38,7 @@ struct Case {
 const Case kCases[] = {
     {"empty hints match", [](fi_info &) {}, nullptr},
     {"ep_type RDM matches", [](fi_info &h) { h.ep_attr->type = FI_EP_RDM; }, nullptr},
-    {"ep_type MSG is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_MSG; }, "ep_type FI_EP_MSG"},
+    {"ep_type MSG is another entry's", [](fi_info &h) { h.ep_attr->type = FI_EP_MSG; }, "ep_type FI_EP_MSG"},
     {"ep_type DGRAM is not offered", [](fi_info &h) { h.ep_attr->type = FI_EP_DGRAM; }, "ep_type FI_EP_DGRAM"},
     {"caps FI_TAGGED offered", [](fi_info &h) { h.caps = FI_TAGGED; }, nullptr},
     {"caps FI_MSG|FI_TAGGED|FI_DIRECTED_RECV offered", [](fi_info &h) { h.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV; }, nullptr},
