@@ -128,6 +128,7 @@ Endpoint::Endpoint(Domain *domain, fi_info *info, void *context, const EndpointO
 }
 
 Endpoint::~Endpoint() {
+    if (request_ != nullptr) drop_conn_request(request_);  // opened from it, never accepted: refused
     release_id();
     info::free_info(info_);
 }
@@ -158,7 +159,7 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
     ConnRequest *request = nullptr;
     if (type == FI_EP_MSG && info->handle != nullptr) {
         request = conn_request_of(info->handle);
-        if (request == nullptr || request->used) {
+        if (request == nullptr || request->used || request->taken) {
             UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a pending connection request of ufi's", call);
             return -FI_EINVAL;
         }
@@ -226,7 +227,10 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
                 ep->auth_key_ = domain->auth_key;
             }
         }
-        ep->request_ = request;
+        if (request != nullptr) {
+            (void)take_conn_request(request);  // (pending: checked above) ours from now on
+            ep->request_ = request;
+        }
         // A source address names the identity to take, as fi_setname does. (A connected
         // endpoint's names its listener's or the passive endpoint's socket: not its data path's.)
         if (type != FI_EP_MSG && info->src_addr != nullptr && info->src_addrlen != 0) {
@@ -951,13 +955,7 @@ int Endpoint::accept(const void *param, size_t paramlen) noexcept {
         r = std::exchange(request_, nullptr);
     }
     const int rc = c->accept(*r, blob_, param, paramlen);
-    // The request is used up either way.
-    if (!r->used) {
-        (void)r->cm->reject(*r->listener, r->request);
-        r->used = true;
-    }
-    if (r->pep != nullptr) r->pep->forget(r);
-    delete r;
+    drop_conn_request(r);  // used up either way (refused if accepting failed first)
     return rc;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstring>
 #include <new>
+#include <unordered_set>
 
 namespace ufi::runtime::ep {
 
@@ -37,13 +38,22 @@ fi_ops g_conn_request_ops = {
     .ops_set = nullptr,
 };
 
-// fi_close of a request nobody accepted or refused: refused.
+// The requests alive (pending, or owned by an endpoint not yet accepting), so that a handle
+// freed meanwhile is recognised as stale rather than read.
+std::mutex g_live_mu;
+std::unordered_set<const fid *> g_live;
+
+// fi_close of a pending request: refused.
 int conn_request_close(fid_t fid) {
     ConnRequest *r = conn_request_of(fid);
     if (r == nullptr) return -FI_EINVAL;
-    if (!r->used) (void)r->cm->reject(*r->listener, r->request);
+    if (r->taken) {
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_close(connection request): an endpoint was opened from it; close that endpoint to refuse it");
+        return -FI_EBUSY;
+    }
     if (r->pep != nullptr) r->pep->forget(r);
-    delete r;
+    drop_conn_request(r);
     return 0;
 }
 
@@ -54,10 +64,32 @@ size_t sockaddr_len(const sockaddr_storage &ss) {
 }  // namespace
 
 ConnRequest *conn_request_of(fid_t handle) noexcept {
-    if (handle == nullptr || handle->fclass != FI_CLASS_CONNREQ || handle->ops != &g_conn_request_ops) {
-        return nullptr;
+    {
+        std::lock_guard<std::mutex> lock(g_live_mu);
+        if (handle == nullptr || !g_live.contains(handle)) return nullptr;
     }
+    if (handle->fclass != FI_CLASS_CONNREQ || handle->ops != &g_conn_request_ops) return nullptr;
     return static_cast<ConnRequest *>(handle);
+}
+
+bool take_conn_request(ConnRequest *r) noexcept {
+    if (r->used || r->taken) return false;
+    r->taken = true;
+    if (r->pep != nullptr) r->pep->forget(r);
+    r->pep = nullptr;
+    return true;
+}
+
+void drop_conn_request(ConnRequest *r) noexcept {
+    if (!r->used) {
+        (void)r->cm->reject(*r->listener, r->request);
+        r->used = true;
+    }
+    {
+        std::lock_guard<std::mutex> lock(g_live_mu);
+        g_live.erase(r);
+    }
+    delete r;
 }
 
 int PassiveEndpoint::open(Fabric *fabric, const fi_info *info, void *context,
@@ -105,13 +137,7 @@ Shut PassiveEndpoint::shut() noexcept {
         std::lock_guard<std::mutex> lock(mu_);
         pending.swap(pending_);
     }
-    for (ConnRequest *r : pending) {
-        r->pep = nullptr;  // (the application may still close it: it no longer names us)
-        if (!r->used) {
-            (void)r->cm->reject(*r->listener, r->request);
-            r->used = true;
-        }
-    }
+    for (ConnRequest *r : pending) drop_conn_request(r);  // (refused: nobody took them)
     listener_.reset();
     cm_.reset();
     if (eq_ != nullptr) eq::detach(eq_);
@@ -209,6 +235,10 @@ int PassiveEndpoint::set_backlog(int backlog) noexcept {
 
 int PassiveEndpoint::reject(fid_t handle, const void *param, size_t paramlen) noexcept {
     ConnRequest *r = conn_request_of(handle);
+    if (r != nullptr && r->taken) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_reject: an endpoint was opened from the request; close that endpoint to refuse it");
+        return -FI_EBUSY;
+    }
     if (r == nullptr || r->pep != this || r->used) {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_reject: the handle is not a pending request of this passive endpoint");
         return -FI_EINVAL;
@@ -238,7 +268,7 @@ int PassiveEndpoint::reject(fid_t handle, const void *param, size_t paramlen) no
             rc = -FI_ENOMEM;
         }
     }
-    delete r;
+    drop_conn_request(r);  // (used up above: only freed)
     return rc;
 }
 
@@ -319,11 +349,19 @@ void PassiveEndpoint::progress() noexcept {
             event.resize(sizeof entry + d.data.size());
             std::memcpy(event.data(), &entry, sizeof entry);
             if (!d.data.empty()) std::memcpy(event.data() + sizeof entry, d.data.data(), d.data.size());
+            {
+                std::lock_guard<std::mutex> live(g_live_mu);
+                g_live.insert(r);
+            }
             std::lock_guard<std::mutex> lock(mu_);
             pending_.push_back(r);
         } catch (const std::bad_alloc &) {
             UFI_LOG_WARN(Subsys::EpCtrl, "a connection request: out of memory; refused");
             if (info != nullptr) info::free_info(info);
+            if (r != nullptr) {
+                std::lock_guard<std::mutex> live(g_live_mu);
+                g_live.erase(r);
+            }
             delete r;
             (void)cm_->reject(*l, e.request);
             continue;
@@ -331,8 +369,7 @@ void PassiveEndpoint::progress() noexcept {
         if (eq_->post(FI_CONNREQ, event.data(), event.size(), eq::Eq::Origin::Provider) != 0) {
             forget(r);
             info::free_info(info);
-            (void)cm_->reject(*l, e.request);
-            delete r;
+            drop_conn_request(r);  // (refused)
         }
     }
 }

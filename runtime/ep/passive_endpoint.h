@@ -27,8 +27,11 @@ namespace ufi::runtime::ep {
 
 class PassiveEndpoint;
 
-// A client's request, from FI_CONNREQ until fi_accept or fi_reject uses it up (or the passive
-// endpoint closes: it is then refused).
+// A client's request, from FI_CONNREQ until fi_accept or fi_reject uses it up. Its owner: the
+// passive endpoint while pending (closing it refuses and frees the request), the endpoint
+// fi_endpoint opened from it after that (fi_accept, or closing that endpoint, frees it). The
+// application may fi_close a pending one (refused). A handle freed so is no longer recognised
+// (conn_request_of: -FI_EINVAL from the calls that take it), never read.
 struct ConnRequest : fid {
     PassiveEndpoint *pep = nullptr;
     std::shared_ptr<transports::cm::ConnectionManager> cm;
@@ -36,11 +39,17 @@ struct ConnRequest : fid {
     uct_conn_request_h request = nullptr;
     std::vector<uint8_t> peer_address;  // the client's data-path address
     sockaddr_storage peer{};            // the client's socket address
-    bool used = false;
+    bool used = false;   // accepted or refused at the CM
+    bool taken = false;  // an endpoint was opened from it: that endpoint owns it now
 };
 
-// The ConnRequest behind an info->handle, or nullptr when it is none of ufi's.
+// The live ConnRequest behind an info->handle, or nullptr when it is none (any more).
 ConnRequest *conn_request_of(fid_t handle) noexcept;
+// fi_endpoint from a request: the endpoint takes it over (off the passive endpoint's list).
+// False when it is not pending (taken already, used up).
+bool take_conn_request(ConnRequest *r) noexcept;
+// Refuses `r` at the CM unless used up, and frees it (its owner's end).
+void drop_conn_request(ConnRequest *r) noexcept;
 
 // The api layer's tables for passive endpoints.
 struct PassiveEndpointOps {

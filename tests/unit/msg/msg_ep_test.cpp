@@ -366,5 +366,58 @@ TEST_F(MsgEpTest, ClosingWhileConnectingIsSafe) {
     }
 }
 
+// A request has one owner at a time: fi_close of a pending one refuses it; an endpoint opened
+// from one owns it (fi_reject and fi_close of the handle: -FI_EBUSY; a second endpoint from
+// it: -FI_EINVAL), and closing that endpoint unaccepted refuses it; a handle whose passive
+// endpoint closed is stale (-FI_EINVAL), never read.
+TEST_F(MsgEpTest, ARequestHasOneOwner) {
+    auto request = [&](uint8_t mark, fi_eq_cm_entry &entry) {
+        fi_info *ci = client_info(port_);
+        ASSERT_NE(ci, nullptr);
+        open_side(client_, ci);
+        ASSERT_EQ(fi_connect(client_.ep, ci->dest_addr, &mark, 1), 0);
+        fi_freeinfo(ci);
+        uint32_t event = 0;
+        std::vector<uint8_t> buf;
+        ASSERT_GT(next_event(pep_eq_, event, buf), 0);
+        ASSERT_EQ(event, uint32_t{FI_CONNREQ});
+        ASSERT_EQ(buf.size(), sizeof entry + 1);
+        ASSERT_EQ(buf[sizeof entry], mark);
+        std::memcpy(&entry, buf.data(), sizeof entry);
+    };
+    auto client_refused = [&] {
+        uint32_t event = 0;
+        std::vector<uint8_t> buf;
+        ASSERT_EQ(next_event(client_.eq, event, buf), -FI_EAVAIL);
+        fi_eq_err_entry err{};
+        ASSERT_GT(fi_eq_readerr(client_.eq, &err, 0), 0);
+        EXPECT_EQ(err.err, FI_ECONNREFUSED);
+        close_side(client_);
+    };
+    fi_eq_cm_entry entry;
+    // Pending, closed by the application: refused.
+    request(1, entry);
+    EXPECT_EQ(fi_close(entry.info->handle), 0);
+    fi_freeinfo(entry.info);
+    client_refused();
+    // Taken by an endpoint: its owner now; closing the endpoint unaccepted refuses it.
+    request(2, entry);
+    open_side(server_, entry.info);
+    fid_ep *second = nullptr;
+    EXPECT_EQ(fi_endpoint(domain_, entry.info, &second, nullptr), -FI_EINVAL);
+    EXPECT_EQ(fi_reject(pep_, entry.info->handle, nullptr, 0), -FI_EBUSY);
+    EXPECT_EQ(fi_close(entry.info->handle), -FI_EBUSY);
+    close_side(server_);
+    fi_freeinfo(entry.info);
+    client_refused();
+    // Pending when its passive endpoint closes: refused, and the handle is stale.
+    request(3, entry);
+    ASSERT_EQ(fi_close(&pep_->fid), 0);
+    pep_ = nullptr;
+    EXPECT_EQ(fi_endpoint(domain_, entry.info, &second, nullptr), -FI_EINVAL);
+    fi_freeinfo(entry.info);
+    client_refused();
+}
+
 }  // namespace
 }  // namespace ufi::msg_test
