@@ -260,11 +260,11 @@ int cm_getpeer(fid_ep *fep, void *addr, size_t *addrlen) {
 
 int cm_connect(fid_ep *fep, const void *addr, const void *param, size_t paramlen) {
     Endpoint *ep = ep_of(fep);
-    if (ep == nullptr || addr == nullptr) {
-        UFI_LOG_WARN(Subsys::EpCtrl, "fi_connect: {}", ep == nullptr ? "not an endpoint" : "addr is NULL");
+    if (ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_connect: not an endpoint");
         return -FI_EINVAL;
     }
-    return guarded([&] { return ep->connect(addr, param, paramlen); });
+    return guarded([&] { return ep->connect(addr, param, paramlen); });  // (addr NULL: the info's)
 }
 
 int cm_accept(fid_ep *fep, const void *param, size_t paramlen) {

@@ -122,9 +122,13 @@ int EndpointConnection::accept(ConnRequest &request, std::span<const uint8_t> ad
 int EndpointConnection::shutdown() noexcept {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == State::kIdle) return -FI_ENOTCONN;
+    const bool was_up = state_ == State::kConnected;
     state_ = State::kOver;
     if (conn_) (void)conn_->disconnect();
     ep_.connection_lost(-FI_ESHUTDOWN);
+    // This side's EQ hears of it too, as with libfabric's verbs and tcp providers (fabtests'
+    // fi_cm_data waits for it after its own fi_shutdown).
+    if (was_up) post_cm(FI_SHUTDOWN, {});
     return 0;
 }
 

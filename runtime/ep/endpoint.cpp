@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -211,6 +212,17 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
         return -FI_EINVAL;
     }
     if (domain->info != nullptr) m.info->addr_format = domain->info->addr_format;
+    // A connected endpoint keeps its destination: fi_connect with no address goes there.
+    if (type == FI_EP_MSG && info->dest_addr != nullptr && info->dest_addrlen != 0 &&
+        m.info->dest_addr == nullptr) {
+        m.info->dest_addr = std::malloc(info->dest_addrlen);
+        if (m.info->dest_addr == nullptr) {
+            info::free_info(m.info);
+            return -FI_ENOMEM;
+        }
+        std::memcpy(m.info->dest_addr, info->dest_addr, info->dest_addrlen);
+        m.info->dest_addrlen = info->dest_addrlen;
+    }
 
     auto *ep = new (std::nothrow) Endpoint(domain, m.info, context, ops);
     if (ep == nullptr) {
@@ -931,8 +943,14 @@ int Endpoint::connect(const void *addr, const void *param, size_t paramlen) noex
         }
         c = connection_.get();
     }
+    // No address: the destination of the info the endpoint was opened with, if it has one.
+    if (addr == nullptr && info_ != nullptr) addr = info_->dest_addr;
+    if (addr == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_connect: no address, and the endpoint's info names no destination");
+        return -FI_EINVAL;
+    }
     const auto *sa = static_cast<const sockaddr *>(addr);
-    const size_t len = sa != nullptr && sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    const size_t len = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
     return c->connect(sa, len, blob_, param, paramlen);
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/ep/options.h"
 
 #include "base/log/log.h"
+#include "runtime/info/capabilities.h"
 
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -163,6 +164,7 @@ EndpointOptions EndpointOptions::defaults_for(const fi_info &info) noexcept {
     o.rx_size_limit = info.rx_attr != nullptr ? info.rx_attr->size : 0;
     o.min_multi_recv = o.inject_limit;
     o.hmem_p2p = FI_HMEM_P2P_ENABLED;
+    if (info.ep_attr != nullptr && info.ep_attr->type == FI_EP_MSG) o.cm_data_size = info::kCmDataSize;
     o.max_msg_size = o.max_tagged_size = o.max_rma_size = o.max_atomic_size = o.max_msg_limit;
     o.inject_msg_size = o.inject_tagged_size = o.inject_rma_size = o.inject_atomic_size =
         o.inject_limit;
@@ -181,6 +183,9 @@ int get_option(const EndpointOptions &o, int level, int optname, void *optval,
             return get_int(o.hmem_p2p, optval, optlen);
         case FI_OPT_FIREWALL_ADDR:
             return get_bool(o.firewall_addr, optval, optlen);
+        case FI_OPT_CM_DATA_SIZE:  // (connected endpoints only)
+            if (o.cm_data_size == 0) return -FI_ENOPROTOOPT;
+            return get_size(o.cm_data_size, optval, optlen);
         default:
             break;
     }
@@ -189,7 +194,7 @@ int get_option(const EndpointOptions &o, int level, int optname, void *optval,
         return get_size(*field, optval, optlen);
     }
     // FI_OPT_CUDA_API_PERMITTED and FI_OPT_SHARED_MEMORY_PERMITTED are set-only (the page);
-    // CM data sizes belong to connection-oriented endpoints; the rest ufi does not have.
+    // the rest ufi does not have.
     return -FI_ENOPROTOOPT;
 }
 
@@ -213,7 +218,7 @@ int set_option(EndpointOptions &o, bool enabled, int level, int optname, const v
         }
         case FI_OPT_CM_DATA_SIZE:
             UFI_LOG_WARN(Subsys::EpCtrl,
-                         "fi_setopt({}): read-only, and not an option of RDM endpoints", name);
+                         "fi_setopt({}): read-only (and an option of FI_EP_MSG endpoints only)", name);
             return -FI_ENOPROTOOPT;
         case FI_OPT_FI_HMEM_P2P:
         case FI_OPT_CUDA_API_PERMITTED:

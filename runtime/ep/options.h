@@ -22,6 +22,7 @@ struct EndpointOptions {
     bool cuda_api_permitted = true;       // FI_OPT_CUDA_API_PERMITTED
     bool shared_memory_permitted = true;  // FI_OPT_SHARED_MEMORY_PERMITTED
     bool firewall_addr = false;           // FI_OPT_FIREWALL_ADDR
+    size_t cm_data_size = 0;              // FI_OPT_CM_DATA_SIZE (read-only; FI_EP_MSG only)
     size_t max_msg_size = 0;              // FI_OPT_MAX_MSG_SIZE
     size_t max_tagged_size = 0;           // FI_OPT_MAX_TAGGED_SIZE
     size_t max_rma_size = 0;              // FI_OPT_MAX_RMA_SIZE

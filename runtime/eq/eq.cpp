@@ -176,6 +176,16 @@ void Eq::nudge() noexcept {
     wait_.notify();
 }
 
+int Eq::sleep_slice_ms(int remaining_ms) noexcept {
+    // With connection objects bound, sleep in slices and run their progress after each: an
+    // event UCX's async thread could not deliver while a UCT call of ours held the connection
+    // manager's context waits in its "missed" queue, and only progress takes it from there
+    // (nothing nudges the EQ for it).
+    std::shared_lock<std::shared_mutex> lock(progress_mutex_);
+    if (progress_.empty()) return remaining_ms;
+    return remaining_ms < 0 || remaining_ms > kProgressSliceMs ? kProgressSliceMs : remaining_ms;
+}
+
 void Eq::run_progress() noexcept {
     std::shared_lock<std::shared_mutex> lock(progress_mutex_);
     for (const Progress &p : progress_) p.fn(p.arg);
@@ -246,7 +256,7 @@ ssize_t Eq::sread_admitted(uint32_t *event, void *buf, size_t len, int timeout,
             ready = !queue_.empty() || sleepers_.closing();
             if (ready) wait_.notify();  // keep the fd readable for other waiters
         }
-        const int rc = ready ? 0 : wait_.sleep(deadline.remaining_ms());
+        const int rc = ready ? 0 : wait_.sleep(sleep_slice_ms(deadline.remaining_ms()));
         wait_.end_watch();
         if (rc == -FI_EINTR) {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -261,9 +271,13 @@ int Eq::trywait() noexcept {
                      wait::kind_name(wait_.kind()));
         return -FI_EINVAL;
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!queue_.empty()) return -FI_EAGAIN;
     wait_.reset();
+    run_progress();  // (connection events due make the queue non-empty: -FI_EAGAIN)
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!queue_.empty()) {
+        wait_.notify();  // (the fd stays readable while events wait)
+        return -FI_EAGAIN;
+    }
     return 0;
 }
 

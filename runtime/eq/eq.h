@@ -126,6 +126,10 @@ class Eq : public fid_eq {
                            uint64_t flags) noexcept;
     void settle_fd_locked() noexcept;
     void run_progress() noexcept;
+    // How long sread sleeps at once: `remaining_ms` (-1: no bound), or at most
+    // kProgressSliceMs while connection objects are bound.
+    int sleep_slice_ms(int remaining_ms) noexcept;
+    static constexpr int kProgressSliceMs = 10;
 
     Fabric *fabric_;
     uint32_t api_version_;

@@ -53,6 +53,8 @@ struct ConnState {
     bool accepted = false;       // client: the server accepted; uct_cm_client_ep_conn_notify
     std::vector<uint8_t> answer; //   is due, then kConnected with this data
     bool peer_gone = false;      // the peer disconnected: our uct_ep_disconnect is due
+    bool disconnect_called = false;  // uct_ep_disconnect was called (once only: UCT logs an
+                                     // error on a second call)
     bool up = false;             // connected (client: notified; server: accepted)
     bool ended = false;          // disconnected (either way) or failed
 };
@@ -160,6 +162,7 @@ void on_server_notify(uct_ep_h, void *arg, const uct_cm_ep_server_conn_notify_ar
     auto *s = static_cast<detail::ConnState *>(arg);
     const ucs_status_t status =
         (args->field_mask & UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS) ? args->status : UCS_OK;
+    UFI_LOG_DEBUG(Subsys::EpCtrl, "connection manager: the client confirmed: {}", ucs_status_string(status));
     CmEvent e;
     if (status == UCS_OK) {
         e.kind = CmEvent::Kind::kEstablished;
@@ -176,6 +179,7 @@ void on_server_notify(uct_ep_h, void *arg, const uct_cm_ep_server_conn_notify_ar
 
 void on_disconnect(uct_ep_h, void *arg) {
     auto *s = static_cast<detail::ConnState *>(arg);
+    UFI_LOG_DEBUG(Subsys::EpCtrl, "connection manager: the peer disconnected");
     bool report;
     {
         std::lock_guard<std::mutex> lock(s->queue.mu);
@@ -438,7 +442,8 @@ bool CmConnection::next(CmEvent &out) {
         if (s.ep != nullptr) {
             notify = std::exchange(s.accepted, false);
             if (notify) answer = std::move(s.answer);
-            answer_peer = std::exchange(s.peer_gone, false);
+            answer_peer = std::exchange(s.peer_gone, false) && !s.disconnect_called;
+            if (answer_peer) s.disconnect_called = true;
         }
     }
     if (notify) {
@@ -447,6 +452,7 @@ bool CmConnection::next(CmEvent &out) {
             std::lock_guard<std::mutex> lock(cm_->mu_);
             st = status_of(uct_cm_client_ep_conn_notify(ep_.get()));
         }
+        UFI_LOG_DEBUG(Subsys::EpCtrl, "connection manager: accepted; confirming: {}", to_string(st));
         CmEvent e;
         if (st == kOk) {
             e.kind = CmEvent::Kind::kConnected;
@@ -473,8 +479,9 @@ bool CmConnection::next(CmEvent &out) {
 Status CmConnection::disconnect() {
     {
         std::lock_guard<std::mutex> lock(state_->queue.mu);
-        if (state_->ended) return kOk;
+        if (state_->ended || state_->disconnect_called) return kOk;
         state_->ended = true;
+        state_->disconnect_called = true;
     }
     std::lock_guard<std::mutex> lock(cm_->mu_);
     const ucs_status_t s = uct_ep_disconnect(ep_.get(), 0);
@@ -486,8 +493,9 @@ CmConnection::~CmConnection() {
     bool up;
     {
         std::lock_guard<std::mutex> lock(state_->queue.mu);
-        up = state_->up && !state_->ended;
+        up = state_->up && !state_->ended && !state_->disconnect_called;
         state_->ended = true;
+        state_->disconnect_called = true;
     }
     std::lock_guard<std::mutex> lock(cm_->mu_);
     if (up) (void)uct_ep_disconnect(ep_.get(), 0);

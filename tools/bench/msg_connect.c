@@ -1,0 +1,187 @@
+/* Connection setup of connected endpoints (FI_EP_MSG): how long fi_connect takes to
+ * FI_CONNECTED at the client, the server accepting at once, over `rounds` connections made one
+ * after another on 127.0.0.1 (each endpoint opened, connected, shut down and closed). Prints
+ * the fastest and the median round in microseconds. Plain C and the public API, so that
+ * scripts/bench-msg.sh builds it once against ufi and once against Debian's libfabric
+ * (FI_PROVIDER=tcp) and compares the two in one run. A benchmark, not a test.
+ *   msg_connect [rounds]      (FI_PROVIDER: the provider; ufi's when unset)
+ */
+#define _POSIX_C_SOURCE 200809L  /* clock_gettime, under -std=c11 */
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(call)                                                                         \
+    do {                                                                                    \
+        int rc_ = (int)(call);                                                              \
+        if (rc_ < 0) {                                                                      \
+            fprintf(stderr, "msg_connect: %s: %s (%d)\n", #call, fi_strerror(-rc_), rc_); \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static struct fi_info *hints_msg(void) {
+    struct fi_info *h = fi_allocinfo();
+    h->ep_attr->type = FI_EP_MSG;
+    h->caps = FI_MSG;
+    h->mode = ~0ULL;
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    const char *prov = getenv("FI_PROVIDER");
+    h->fabric_attr->prov_name = strdup(prov != NULL ? prov : "ufi");
+    return h;
+}
+
+/* The next event, spinning on fi_eq_read (as a latency-minded application does); exits on an
+ * error event or after 10 s. */
+static uint32_t next_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry) {
+    uint32_t event = 0;
+    double end = now_us() + 10e6;
+    for (;;) {
+        ssize_t rc = fi_eq_read(eq, &event, entry, sizeof *entry, 0);
+        if (rc > 0) return event;
+        if (rc == -FI_EAVAIL) {
+            struct fi_eq_err_entry err;
+            memset(&err, 0, sizeof err);
+            fi_eq_readerr(eq, &err, 0);
+            fprintf(stderr, "msg_connect: error event: %s\n", fi_strerror(err.err));
+            exit(1);
+        }
+        if (rc != -FI_EAGAIN) CHECK(rc);
+        if (now_us() > end) {
+            fprintf(stderr, "msg_connect: no event within 10 s\n");
+            exit(1);
+        }
+    }
+}
+
+static void open_ep(struct fid_domain *domain, struct fi_info *info, struct fid_eq *eq,
+                    struct fid_cq *cq, struct fid_ep **ep) {
+    CHECK(fi_endpoint(domain, info, ep, NULL));
+    CHECK(fi_ep_bind(*ep, &eq->fid, 0));
+    CHECK(fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+    CHECK(fi_enable(*ep));
+}
+
+static void server(int rounds, int out) {
+    struct fi_info *hints = hints_msg(), *info = NULL;
+    CHECK(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints, &info));
+    struct fid_fabric *fabric;
+    struct fid_eq *eq;
+    struct fid_pep *pep;
+    struct fid_domain *domain = NULL;
+    struct fid_cq *cq = NULL;
+    struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_UNSPEC};
+    CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+    CHECK(fi_eq_open(fabric, &eq_attr, &eq, NULL));
+    CHECK(fi_passive_ep(fabric, info, &pep, NULL));
+    CHECK(fi_pep_bind(pep, &eq->fid, 0));
+    CHECK(fi_listen(pep));
+    struct sockaddr_in sa;
+    size_t len = sizeof sa;
+    CHECK(fi_getname(&pep->fid, &sa, &len));
+    uint16_t port = ntohs(sa.sin_port);
+    if (write(out, &port, sizeof port) != sizeof port) exit(1);
+    for (int i = 0; i < rounds; ++i) {
+        struct fi_eq_cm_entry entry;
+        if (next_event(eq, &entry) != FI_CONNREQ) exit(1);
+        if (domain == NULL) {
+            struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
+            CHECK(fi_domain(fabric, entry.info, &domain, NULL));
+            CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
+        }
+        struct fid_ep *ep;
+        open_ep(domain, entry.info, eq, cq, &ep);
+        CHECK(fi_accept(ep, NULL, 0));
+        fi_freeinfo(entry.info);
+        if (next_event(eq, &entry) != FI_CONNECTED) exit(1);
+        if (next_event(eq, &entry) != FI_SHUTDOWN) exit(1);  /* the client's */
+        CHECK(fi_close(&ep->fid));
+    }
+    fi_close(&pep->fid);
+    fi_close(&cq->fid);
+    fi_close(&domain->fid);
+    fi_close(&eq->fid);
+    fi_close(&fabric->fid);
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    if (rounds <= 0) rounds = 200;
+    int fds[2];
+    if (pipe(fds) != 0) return 1;
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        alarm(120);
+        server(rounds, fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    uint16_t port = 0;
+    if (read(fds[0], &port, sizeof port) != sizeof port) return 1;
+    char service[16];
+    snprintf(service, sizeof service, "%u", port);
+    struct fi_info *hints = hints_msg(), *info = NULL;
+    CHECK(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", service, 0, hints, &info));
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_eq *eq;
+    struct fid_cq *cq;
+    struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_UNSPEC};
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
+    CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+    CHECK(fi_domain(fabric, info, &domain, NULL));
+    CHECK(fi_eq_open(fabric, &eq_attr, &eq, NULL));
+    CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
+    double *us = calloc((size_t)rounds, sizeof *us);
+    for (int i = 0; i < rounds; ++i) {
+        struct fid_ep *ep;
+        struct fi_eq_cm_entry entry;
+        open_ep(domain, info, eq, cq, &ep);
+        double t0 = now_us();
+        CHECK(fi_connect(ep, info->dest_addr, NULL, 0));
+        if (next_event(eq, &entry) != FI_CONNECTED) return 1;
+        us[i] = now_us() - t0;
+        CHECK(fi_shutdown(ep, 0));
+        CHECK(fi_close(&ep->fid));
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    qsort(us, (size_t)rounds, sizeof *us, by_value);
+    printf("%s: %d connections: fastest %.1f us, median %.1f us\n", info->fabric_attr->prov_name,
+           rounds, us[0], us[rounds / 2]);
+    free(us);
+    fi_close(&cq->fid);
+    fi_close(&eq->fid);
+    fi_close(&domain->fid);
+    fi_close(&fabric->fid);
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
