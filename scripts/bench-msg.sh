@@ -5,7 +5,8 @@
 #   - 8-byte latency with Debian's fi_pingpong (-S 8): ufi -e rdm and ufi -e msg over the
 #     default transports (shared memory between the two processes), then ufi -e msg over tcp
 #     (UFI_TLS=tcp) and libfabric's tcp provider -e msg;
-#   - connection setup (fi_connect to FI_CONNECTED at the client): tools/bench/msg_connect.c
+#   - connection setup (fi_connect to FI_CONNECTED at the client; ufi over the default
+#     transports and over tcp only): tools/bench/msg_connect.c
 #     built against ufi (build/tools/bench/msg_connect) and, here, against Debian's
 #     libfabric.so.1 with ufi's headers (the ABI is the same), FI_PROVIDER=tcp.
 # Prints each round and the ratios (lower is better). A benchmark, not a test.
@@ -44,8 +45,8 @@ pingpong() {
 }
 median_us() { sed -n 's/.*median \([0-9.]*\) us$/\1/p'; }
 
-printf '%5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n' round rdm_us msg_us msg/rdm tcp_us ufi_tcp ufi/tcp \
-  tcp_conn ufi_conn ufi/tcp
+printf '%5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s %9s %6s\n' round rdm_us msg_us msg/rdm tcp_us ufi_tcp ufi/tcp \
+  tcp_conn ufi_conn ufi/tcp ufi_tconn ufi/tcp
 for i in $(seq "$rounds"); do
   rdm=$(pingpong ufi rdm)
   msg=$(pingpong ufi msg)
@@ -53,6 +54,7 @@ for i in $(seq "$rounds"); do
   utcp=$(pingpong ufi msg UFI_TLS=tcp)
   ctcp=$(FI_PROVIDER=tcp "$connect_sys" 100 | median_us)
   cufi=$("$connect_ufi" 100 | median_us)
-  awk -v i="$i" -v r="$rdm" -v m="$msg" -v lt="$ltcp" -v ut="$utcp" -v ct="$ctcp" -v cu="$cufi" 'BEGIN {
-    printf "%5d | %9s %9s %6.2f | %9s %9s %6.2f | %9s %9s %6.2f\n", i, r, m, m / r, lt, ut, ut / lt, ct, cu, cu / ct }'
+  cutcp=$(UFI_TLS=tcp "$connect_ufi" 100 | median_us)
+  awk -v i="$i" -v r="$rdm" -v m="$msg" -v lt="$ltcp" -v ut="$utcp" -v ct="$ctcp" -v cu="$cufi" -v cut="$cutcp" 'BEGIN {
+    printf "%5d | %9s %9s %6.2f | %9s %9s %6.2f | %9s %9s %6.2f %9s %6.2f\n", i, r, m, m / r, lt, ut, ut / lt, ct, cu, cu / ct, cut, cut / ct }'
 done

@@ -157,7 +157,7 @@ int PassiveEndpoint::bind(fid_t bfid, uint64_t flags) noexcept {
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_pep_bind: an event queue is bound already");
         return -FI_EINVAL;
     }
-    if (const int rc = e->add_progress({&PassiveEndpoint::progress_cb, this}); rc != 0) return rc;
+    if (const int rc = e->add_progress({&PassiveEndpoint::progress_cb, this, true}); rc != 0) return rc;
     eq::attach(e);
     eq_ = e;
     return 0;

@@ -6,6 +6,7 @@
 #include "runtime/wait/trywait.h"
 #include "runtime/eq/binding.h"
 
+#include <algorithm>
 #include <rdma/fi_errno.h>
 
 #include <cstddef>
@@ -160,7 +161,13 @@ ssize_t Eq::read_locked(uint32_t *event, void *buf, size_t len, uint64_t flags) 
 int Eq::add_progress(Progress p) noexcept {
     std::unique_lock<std::shared_mutex> lock(progress_mutex_);
     try {
-        progress_.push_back(p);
+        if (p.listener) {
+            progress_.push_back(p);
+        } else {
+            auto first_listener = std::find_if(progress_.begin(), progress_.end(),
+                                               [](const Progress &q) { return q.listener; });
+            progress_.insert(first_listener, p);
+        }
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }

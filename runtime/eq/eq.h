@@ -87,9 +87,14 @@ class Eq : public fid_eq {
     // Their connection managers' callbacks run on UCX's async thread and only nudge(); the
     // EQ calls each one's progress (which posts the events) when the application reads or
     // waits: fi_eq_read, fi_eq_readerr, fi_eq_sread (after every wake-up).
+    // Listeners' progress runs after every connection's, so that what happened on a
+    // connection (the peer's confirmation, its disconnect) is reported before a request that
+    // came after it: a client that closes and connects again gets FI_CONNECTED and
+    // FI_SHUTDOWN of the first connection before FI_CONNREQ of the second at the server.
     struct Progress {
         void (*fn)(void *arg) = nullptr;
         void *arg = nullptr;
+        bool listener = false;
     };
     int add_progress(Progress p) noexcept;     // 0 or -FI_ENOMEM
     void remove_progress(Progress p) noexcept;  // no call of it runs once this returns

@@ -50,6 +50,26 @@ static struct fi_info *hints_msg(void) {
     return h;
 }
 
+static uint32_t next_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry);
+
+/* Who waits for what, for the messages of next_event. */
+static char waiting_for[64] = "";
+/* Read while waiting for an event: libfabric's tcp provider sees a peer's disconnect only when
+ * its data path makes progress (a server that only reads the EQ never gets FI_SHUTDOWN). */
+static struct fid_cq *progress_cq = NULL;
+
+/* The next event, which must be `want` (else a message and exit). */
+static void expect_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry, uint32_t want,
+                         const char *who, int round) {
+    snprintf(waiting_for, sizeof waiting_for, "%s, round %d, waiting for event %u", who, round,
+             want);
+    uint32_t got = next_event(eq, entry);
+    if (got == want) return;
+    fprintf(stderr, "msg_connect: %s, round %d: event %u where %u was due\n", who, round, got,
+            want);
+    exit(1);
+}
+
 /* The next event, spinning on fi_eq_read (as a latency-minded application does); exits on an
  * error event or after 10 s. */
 static uint32_t next_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry) {
@@ -58,16 +78,25 @@ static uint32_t next_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry) {
     for (;;) {
         ssize_t rc = fi_eq_read(eq, &event, entry, sizeof *entry, 0);
         if (rc > 0) return event;
+        if (progress_cq != NULL) {
+            struct fi_cq_entry completion;
+            ssize_t n = fi_cq_read(progress_cq, &completion, 1);
+            if (n != -FI_EAGAIN) {
+                fprintf(stderr, "msg_connect: %s: fi_cq_read gave %zd\n", waiting_for, n);
+                exit(1);
+            }
+        }
         if (rc == -FI_EAVAIL) {
             struct fi_eq_err_entry err;
             memset(&err, 0, sizeof err);
             fi_eq_readerr(eq, &err, 0);
-            fprintf(stderr, "msg_connect: error event: %s\n", fi_strerror(err.err));
+            fprintf(stderr, "msg_connect: %s: error event: %s\n", waiting_for,
+                    fi_strerror(err.err));
             exit(1);
         }
         if (rc != -FI_EAGAIN) CHECK(rc);
         if (now_us() > end) {
-            fprintf(stderr, "msg_connect: no event within 10 s\n");
+            fprintf(stderr, "msg_connect: %s: no event within 10 s\n", waiting_for);
             exit(1);
         }
     }
@@ -81,9 +110,14 @@ static void open_ep(struct fid_domain *domain, struct fi_info *info, struct fid_
     CHECK(fi_enable(*ep));
 }
 
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static void server(int rounds, int out) {
     struct fi_info *hints = hints_msg(), *info = NULL;
-    CHECK(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", "0", FI_SOURCE, hints, &info));
+    CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
     struct fid_fabric *fabric;
     struct fid_eq *eq;
     struct fid_pep *pep;
@@ -100,22 +134,60 @@ static void server(int rounds, int out) {
     CHECK(fi_getname(&pep->fid, &sa, &len));
     uint16_t port = ntohs(sa.sin_port);
     if (write(out, &port, sizeof port) != sizeof port) exit(1);
+    /* Requests that came while an earlier connection was still open: events of different
+     * fids are not ordered (the next client's FI_CONNREQ may come before this connection's
+     * FI_CONNECTED or FI_SHUTDOWN, with ufi and libfabric's tcp alike), so a request waits its
+     * turn here, as in any server that takes one connection at a time. */
+    struct fi_info **pending = calloc((size_t)rounds, sizeof *pending);
+    int head = 0, tail = 0;
+    double *accept_us = calloc((size_t)rounds, sizeof *accept_us);
+    if (pending == NULL || accept_us == NULL) exit(1);
     for (int i = 0; i < rounds; ++i) {
         struct fi_eq_cm_entry entry;
-        if (next_event(eq, &entry) != FI_CONNREQ) exit(1);
+        struct fi_info *request;
+        if (head < tail) {
+            request = pending[head++];
+        } else {
+            expect_event(eq, &entry, FI_CONNREQ, "server", i);
+            request = entry.info;
+        }
         if (domain == NULL) {
             struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT};
-            CHECK(fi_domain(fabric, entry.info, &domain, NULL));
+            CHECK(fi_domain(fabric, request, &domain, NULL));
             CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
+            progress_cq = cq;
         }
         struct fid_ep *ep;
-        open_ep(domain, entry.info, eq, cq, &ep);
+        double t0 = now_us();
+        open_ep(domain, request, eq, cq, &ep);
         CHECK(fi_accept(ep, NULL, 0));
-        fi_freeinfo(entry.info);
-        if (next_event(eq, &entry) != FI_CONNECTED) exit(1);
-        if (next_event(eq, &entry) != FI_SHUTDOWN) exit(1);  /* the client's */
+        accept_us[i] = now_us() - t0;
+        fi_freeinfo(request);
+        /* This connection's own events come in order: FI_CONNECTED, then the client's
+         * FI_SHUTDOWN. */
+        const uint32_t due[2] = {FI_CONNECTED, FI_SHUTDOWN};
+        for (int seen = 0; seen < 2;) {
+            snprintf(waiting_for, sizeof waiting_for, "server, round %d, waiting for event %u",
+                     i, due[seen]);
+            uint32_t got = next_event(eq, &entry);
+            if (got == FI_CONNREQ && tail < rounds) {
+                pending[tail++] = entry.info;
+                continue;
+            }
+            if (got != due[seen] || entry.fid != &ep->fid) {
+                fprintf(stderr, "msg_connect: server, round %d: event %u where %u was due\n",
+                        i, got, due[seen]);
+                exit(1);
+            }
+            ++seen;
+        }
         CHECK(fi_close(&ep->fid));
     }
+    free(pending);
+    qsort(accept_us, (size_t)rounds, sizeof *accept_us, by_value);
+    fprintf(stderr, "%s: server, fi_endpoint to fi_accept: median %.1f us\n",
+            info->fabric_attr->prov_name, accept_us[rounds / 2]);
+    free(accept_us);
     fi_close(&pep->fid);
     fi_close(&cq->fid);
     fi_close(&domain->fid);
@@ -123,11 +195,6 @@ static void server(int rounds, int out) {
     fi_close(&fabric->fid);
     fi_freeinfo(info);
     fi_freeinfo(hints);
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -148,7 +215,7 @@ int main(int argc, char **argv) {
     char service[16];
     snprintf(service, sizeof service, "%u", port);
     struct fi_info *hints = hints_msg(), *info = NULL;
-    CHECK(fi_getinfo(FI_VERSION(1, 18), "127.0.0.1", service, 0, hints, &info));
+    CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", service, 0, hints, &info));
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_eq *eq;
@@ -159,6 +226,7 @@ int main(int argc, char **argv) {
     CHECK(fi_domain(fabric, info, &domain, NULL));
     CHECK(fi_eq_open(fabric, &eq_attr, &eq, NULL));
     CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
+    progress_cq = cq;
     double *us = calloc((size_t)rounds, sizeof *us);
     for (int i = 0; i < rounds; ++i) {
         struct fid_ep *ep;
@@ -166,9 +234,12 @@ int main(int argc, char **argv) {
         open_ep(domain, info, eq, cq, &ep);
         double t0 = now_us();
         CHECK(fi_connect(ep, info->dest_addr, NULL, 0));
-        if (next_event(eq, &entry) != FI_CONNECTED) return 1;
+        expect_event(eq, &entry, FI_CONNECTED, "client", i);
         us[i] = now_us() - t0;
         CHECK(fi_shutdown(ep, 0));
+        /* The local FI_SHUTDOWN (ufi and libfabric's tcp both report it), so that the next
+         * round's first event is its own. */
+        expect_event(eq, &entry, FI_SHUTDOWN, "client", i);
         CHECK(fi_close(&ep->fid));
     }
     int status = 0;
