@@ -56,8 +56,6 @@ int not_yet(const char *what) {
 
 int scalable_ep(fid_domain *, fi_info *, fid_ep **, void *) { return not_yet("fi_scalable_ep"); }
 int poll_open(fid_domain *, fi_poll_attr *, fid_poll **) { return not_yet("fi_poll_open"); }
-int stx_ctx(fid_domain *, fi_tx_attr *, fid_stx **, void *) { return not_yet("fi_stx_context"); }
-int srx_ctx(fid_domain *, fi_rx_attr *, fid_ep **, void *) { return not_yet("fi_srx_context"); }
 int query_collective(fid_domain *, fi_collective_op, fi_collective_attr *, uint64_t) {
     return not_yet("fi_query_collective");
 }
@@ -82,8 +80,8 @@ fi_ops_domain g_domain_ops = {
     .scalable_ep = scalable_ep,
     .cntr_open = cntr_open,
     .poll_open = poll_open,
-    .stx_ctx = stx_ctx,
-    .srx_ctx = srx_ctx,
+    .stx_ctx = stx_context,
+    .srx_ctx = srx_context,
     .query_atomic = query_atomic,
     .query_collective = query_collective,
     .endpoint2 = endpoint2,

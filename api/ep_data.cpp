@@ -23,7 +23,11 @@ namespace ufi::api {
 
 int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
              runtime::proto::IovList &out) {
-    const size_t limit = std::min(ep.info().tx_attr->iov_limit, runtime::proto::kMaxIov);
+    return iov_list(ep.info().tx_attr->iov_limit, iov, count, out);
+}
+
+int iov_list(size_t limit, const iovec *iov, size_t count, runtime::proto::IovList &out) {
+    limit = std::min(limit, runtime::proto::kMaxIov);
     if (count > limit || (iov == nullptr && count != 0)) {
         UFI_LOG_INFO(log::Subsys::EpData, "iov_count {} (at most {}, iov {})", count, limit,
                      static_cast<const void *>(iov));

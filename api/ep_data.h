@@ -35,6 +35,8 @@ int query_atomic(fid_domain *domain, fi_datatype datatype, fi_op op, fi_atomic_a
 // entries, a NULL buffer, lengths whose sum or end address overflows).
 int iov_list(const runtime::ep::Endpoint &ep, const iovec *iov, size_t count,
              runtime::proto::IovList &out);
+// The same within `limit` entries (a shared receive context's iov_limit).
+int iov_list(size_t limit, const iovec *iov, size_t count, runtime::proto::IovList &out);
 
 // The target's MR key behind an RMA or atomic call's `key`: the key of the raw key
 // fi_mr_map_raw mapped under that handle (api/ep_rma.cpp), else the key itself.

@@ -1,6 +1,6 @@
 // The entry points of each object family, as the domain's and fabric's ops tables route to
 // them. One adapter file per family implements its part (av.cpp, mr.cpp, cq.cpp, cntr.cpp,
-// eq.cpp, ep.cpp); domain.cpp and fabric.cpp only fill the tables.
+// eq.cpp, ep.cpp, pep.cpp, shared_ctx.cpp); domain.cpp and fabric.cpp only fill the tables.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -16,6 +16,8 @@ int cq_open(fid_domain *domain, fi_cq_attr *attr, fid_cq **cq, void *context);
 int cntr_open(fid_domain *domain, fi_cntr_attr *attr, fid_cntr **cntr, void *context);
 int endpoint(fid_domain *domain, fi_info *info, fid_ep **ep, void *context);
 int endpoint2(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, void *context);
+int stx_context(fid_domain *domain, fi_tx_attr *attr, fid_stx **stx, void *context);
+int srx_context(fid_domain *domain, fi_rx_attr *attr, fid_ep **rx_ep, void *context);
 
 // fi_ops_mr (the domain's registration table)
 extern fi_ops_mr g_mr_ops;

@@ -2,6 +2,7 @@
 // (FI_BACKLOG), getopt (FI_OPT_CM_DATA_SIZE), and the CM calls setname, getname, listen,
 // reject. Everything with state is runtime/ep/passive_endpoint.h.
 #include "api/export.h"
+#include "api/not_supported.h"
 #include "api/objects.h"
 #include "base/log/log.h"
 #include "runtime/ep/passive_endpoint.h"
@@ -75,13 +76,6 @@ int pep_setopt(fid_t fid, int, int optname, const void *, size_t) {
     UFI_LOG_WARN(Subsys::EpCtrl, "fi_setopt: option {} cannot be set on a passive endpoint", optname);
     return -FI_ENOPROTOOPT;
 }
-
-template <typename F>
-struct NoOp;
-template <typename R, typename... A>
-struct NoOp<R (*)(A...)> {
-    static R fn(A...) { return -FI_ENOSYS; }
-};
 
 fi_ops_ep g_pep_ops = {
     .size = sizeof(fi_ops_ep),

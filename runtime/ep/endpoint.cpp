@@ -1,4 +1,6 @@
 #include "runtime/ep/endpoint.h"
+#include "runtime/ep/shared_rx.h"
+#include "runtime/ep/shared_tx.h"
 
 #include "runtime/ep/alias.h"
 #include "runtime/ep/connection.h"
@@ -282,8 +284,7 @@ int Endpoint::bind(fid_t bfid, uint64_t flags) noexcept {
             return bind_eq(bfid, flags);
         case FI_CLASS_STX_CTX:
         case FI_CLASS_SRX_CTX:
-            UFI_LOG_INFO(Subsys::EpCtrl, "fi_ep_bind: shared contexts are not implemented yet");
-            return -FI_ENOSYS;
+            return bind_shared(bfid, flags);
         case FI_CLASS_MR:
             UFI_LOG_WARN(
                 Subsys::EpCtrl,
@@ -319,6 +320,37 @@ int Endpoint::bind_av(fid_t bfid, uint64_t flags) {
     }
     av::attach_endpoint(av);
     av_ = av;
+    return 0;
+}
+
+int Endpoint::bind_shared(fid_t bfid, uint64_t flags) {
+    const bool rx = bfid->fclass == FI_CLASS_SRX_CTX;
+    const char *what = rx ? "shared receive context" : "shared transmit context";
+    if (flags != 0) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind({}): flags {:#x} are not defined for it", what, flags);
+        return -FI_EBADFLAGS;
+    }
+    SharedRx *srx = rx ? shared_rx_of(bfid) : nullptr;
+    SharedTx *stx = rx ? nullptr : shared_tx_of(bfid);
+    if (srx == nullptr && stx == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind: not a ufi {}", what);
+        return -FI_EINVAL;
+    }
+    if ((srx != nullptr ? srx->domain() : stx->domain()) != domain_) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind: the {} belongs to another domain", what);
+        return -FI_EDOMAIN;
+    }
+    if ((rx && srx_ != nullptr) || (!rx && stx_ != nullptr)) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_ep_bind: a {} is bound already", what);
+        return -FI_EINVAL;
+    }
+    if (rx) {
+        srx->attach();
+        srx_ = srx;
+    } else {
+        stx->attach();
+        stx_ = stx;
+    }
     return 0;
 }
 
@@ -501,12 +533,21 @@ int Endpoint::enable() noexcept {
             acquired_id = true;
         }
         auto undo = [&] {
+            if (srx_ != nullptr) srx_->leave(this);
             if (!keys.empty()) av::release_auth_keys(av_, keys);
             if (acquired_id) {
                 ids::release(endpoint_id_);
                 endpoint_id_ = 0;
             }
         };
+
+        if (srx_ != nullptr) {
+            // It serves the shared receive context once its data path exists (skipped before).
+            if (const int rc = srx_->join(this, connected_type_ ? nullptr : av_); rc != 0) {
+                undo();
+                return rc;
+            }
+        }
 
         transports::WorkerOptions wopts;
         wopts.shared_memory = options_.shared_memory_permitted;
@@ -743,6 +784,9 @@ Shut Endpoint::shut() noexcept {
         // A connected endpoint's connection ends first (its peer gets FI_SHUTDOWN) and leaves
         // the EQ.
         connection_.reset();
+        // Its shared receive context stops handing it receives (those it holds are canceled
+        // with the rest below).
+        if (srx_ != nullptr) srx_->leave(this);
         progress_thread_.stop();  // before anything it drives goes (it takes the worker lock)
         {
             // The peers learn of the close before the lanes go (while the CQs and counters are
@@ -770,6 +814,10 @@ Shut Endpoint::shut() noexcept {
             own_av_ = nullptr;
         }
         release_id();
+        if (srx_ != nullptr) srx_->detach();
+        if (stx_ != nullptr) stx_->detach();
+        srx_ = nullptr;
+        stx_ = nullptr;
         domain_->remove_child();
     }
     return Shut::kFree;
@@ -1046,22 +1094,29 @@ bool Endpoint::peer_reachable(const address::TransportRecord &peer) noexcept {
 template <bool kLocked>
 unsigned Endpoint::progress_cb(void *arg) {
     auto *ep = static_cast<Endpoint *>(arg);
-    ScopedLockIf<kLocked> lock(ep->worker_lock_);
-    transports::EndpointWorker *w = ep->worker();
-    if (w == nullptr) return 0;  // not enabled: nothing to drive
-    proto::DataPath *dp = ep->data_path();
-    if (dp == nullptr) return w->progress();
     unsigned n = 0;
-    dp->flush_demote();  // (what this endpoint answered went out before this call)
-    // Behind a streaming shared-memory sender the transports are left alone for a moment
-    // after each small batch (runtime/proto/rx_slip.h).
-    if (!dp->slipping()) {
-        const uint64_t rx_before = dp->rx_data_msgs();
-        n = w->progress();
-        dp->after_transport_poll(rx_before);
+    uint64_t unexpected_seen = 0;
+    {
+        ScopedLockIf<kLocked> lock(ep->worker_lock_);
+        transports::EndpointWorker *w = ep->worker();
+        if (w == nullptr) return 0;  // not enabled: nothing to drive
+        proto::DataPath *dp = ep->data_path();
+        if (dp == nullptr) return w->progress();
+        dp->flush_demote();  // (what this endpoint answered went out before this call)
+        // Behind a streaming shared-memory sender the transports are left alone for a moment
+        // after each small batch (runtime/proto/rx_slip.h).
+        if (!dp->slipping()) {
+            const uint64_t rx_before = dp->rx_data_msgs();
+            n = w->progress();
+            dp->after_transport_poll(rx_before);
+        }
+        if (dp->wants_progress()) n += dp->progress();
+        if (n == 0) dp->on_empty_poll();
+        unexpected_seen = dp->stats().unexpected;
     }
-    if (dp->wants_progress()) n += dp->progress();
-    if (n == 0) dp->on_empty_poll();
+    // Receives waiting in a shared receive context may want what arrived (its lock comes
+    // before the worker lock: runtime/ep/shared_rx.h).
+    if (ep->srx_ != nullptr && ep->srx_->has_waiting()) ep->srx_->dispatch(ep, unexpected_seen);
     return n;
 }
 

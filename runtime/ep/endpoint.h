@@ -53,6 +53,9 @@ class Eq;
 
 namespace ufi::runtime::ep {
 
+class SharedRx;
+class SharedTx;
+
 // The data-transfer tables of one locking choice.
 struct DataOps {
     fi_ops_msg *msg = nullptr;
@@ -107,7 +110,8 @@ class Endpoint : public EndpointFace {
     // not define; -FI_EINVAL for an object that is not ufi's, a second AV/EQ, a direction or
     // counter event that is already bound, or remote counter events without FI_RMA_EVENT;
     // -FI_EDOMAIN for an AV or CQ of another domain;
-    // -FI_ENOSYS for shared contexts.
+    // A shared transmit or receive context (runtime/ep/shared_tx.h, shared_rx.h): one of each,
+    // of this domain, flags 0.
     int bind(fid_t bfid, uint64_t flags) noexcept;
 
     // fi_enable. -FI_EOPBADSTATE when already enabled, -FI_ENOAV without an AV, -FI_ENOCQ
@@ -207,6 +211,7 @@ class Endpoint : public EndpointFace {
     int bind_cq(fid_t bfid, uint64_t flags);
     int bind_cntr(fid_t bfid, uint64_t flags);
     int bind_eq(fid_t bfid, uint64_t flags);
+    int bind_shared(fid_t bfid, uint64_t flags);
     int adopt_identity(const void *addr, size_t addrlen, const char *caller);
     void unbind_all() noexcept;
     void release_id() noexcept;
@@ -231,6 +236,8 @@ class Endpoint : public EndpointFace {
     av::Av *own_av_ = nullptr;
     ConnRequest *request_ = nullptr;
     std::unique_ptr<EndpointConnection> connection_;
+    SharedRx *srx_ = nullptr;  // its receives come from there (set before fi_enable, kept)
+    SharedTx *stx_ = nullptr;
     std::vector<EndpointAlias *> aliases_;  // open aliases (fi_close is -FI_EBUSY while any is)
     std::vector<uint8_t> auth_key_;          // classic key: the endpoint's or the domain's
     std::vector<fi_addr_t> held_auth_keys_;  // FI_AV_AUTH_KEY domains, taken at enable

@@ -140,11 +140,7 @@ bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) 
         why = too_big("ep_attr tx_ctx_cnt", hint.tx_ctx_cnt, prov.tx_ctx_cnt);
         return false;
     }
-    if (hint.tx_ctx_cnt == FI_SHARED_CONTEXT || hint.rx_ctx_cnt == FI_SHARED_CONTEXT) {
-        why = "shared contexts (FI_SHARED_CONTEXT) are not offered yet";
-        return false;
-    }
-    if (hint.rx_ctx_cnt > prov.rx_ctx_cnt) {
+    if (hint.rx_ctx_cnt > prov.rx_ctx_cnt && hint.rx_ctx_cnt != FI_SHARED_CONTEXT) {
         why = too_big("ep_attr rx_ctx_cnt", hint.rx_ctx_cnt, prov.rx_ctx_cnt);
         return false;
     }
@@ -433,6 +429,12 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
             if (h.av_type != FI_AV_UNSPEC) d.av_type = h.av_type;
             d.tclass = granted_tclass(h.tclass);
             d.mode = cand.domain_attr->mode & h.mode;
+        }
+        // FI_SHARED_CONTEXT asked for stays in the answer: the endpoint then takes its
+        // contexts from fi_stx_context / fi_srx_context (runtime/ep/shared_rx.h).
+        if (hints->ep_attr) {
+            if (hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT) out->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+            if (hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT) out->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
         }
         bool keys_ok = true;
         if (hints->domain_attr) {

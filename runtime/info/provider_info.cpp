@@ -128,8 +128,9 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     dom.rx_ctx_cnt = kEpCount;
     dom.max_ep_tx_ctx = 1;
     dom.max_ep_rx_ctx = 1;
-    dom.max_ep_stx_ctx = 0;
-    dom.max_ep_srx_ctx = 0;
+    // Endpoints a shared transmit or receive context serves (runtime/ep/shared_rx.h): any.
+    dom.max_ep_stx_ctx = kEpCount;
+    dom.max_ep_srx_ctx = kEpCount;
     dom.cntr_cnt = kCntrCount;
     dom.mr_iov_limit = kMrIovLimit;
     dom.caps = domain_caps;

@@ -266,6 +266,16 @@ class DataPath {
     // with `error` (sends in flight complete with it), posted receives are canceled and new
     // ones refused (-FI_ENOTCONN). failures.cpp.
     void lose_peers(int error) noexcept;
+    // For a shared receive context (runtime/ep/shared_rx.h): whether a receive of this kind,
+    // source and tag would take an unexpected message here now (probe.cpp); and the
+    // FI_ECANCELED completion of one of its receives that never reached an endpoint.
+    bool has_unexpected_for(fi_addr_t src, bool tagged, uint64_t tag, uint64_t ignore) noexcept;
+    int check_source(fi_addr_t src, bool tagged) noexcept {  // 0, or what a receive would say
+        ssize_t rc = 0;
+        (void)recv_source(src, tagged, rc);
+        return static_cast<int>(rc);
+    }
+    void complete_canceled(void *context, bool tagged, uint64_t tag) noexcept;
     // fi_trecvmsg with FI_PEEK (and FI_CLAIM or FI_DISCARD): the first unexpected message
     // matching (src, tag, ignore) is reported in the CQ (its length, tag, data, source), or
     // an FI_ENOMSG error entry; FI_CLAIM reserves it for a receive with FI_CLAIM and the same

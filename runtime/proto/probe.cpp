@@ -4,6 +4,7 @@
 // that claimed it (kept in a table here: ufi never writes into an application's context
 // without FI_CONTEXT mode).
 #include "base/log/log.h"
+#include "runtime/cntr/binding.h"
 #include "runtime/proto/data_path.h"
 #include "runtime/proto/wire.h"
 
@@ -65,6 +66,30 @@ ssize_t DataPath::peek(fi_addr_t src, void *context, uint64_t flags, uint64_t ta
     }
     if (c.cq != nullptr) completions_.write(c);
     return 0;
+}
+
+bool DataPath::has_unexpected_for(fi_addr_t src, bool tagged, uint64_t tag,
+                                  uint64_t ignore) noexcept {
+    if (!match_.has_unexpected(tagged)) return false;
+    RecvReq probe;  // a matcher only: never queued
+    probe.tagged = tagged;
+    probe.tag = tag;
+    probe.ignore = ignore;
+    ssize_t rc = 0;
+    probe.src = recv_source(src, tagged, rc);
+    return rc == 0 && match_.first_unexpected(probe) != nullptr;
+}
+
+void DataPath::complete_canceled(void *context, bool tagged, uint64_t tag) noexcept {
+    Completion c{};
+    c.cq = cfg_.rx_cq;
+    c.context = context;
+    c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+    c.tag = tag;
+    c.src = FI_ADDR_NOTAVAIL;
+    c.err = FI_ECANCELED;
+    if (cfg_.recv_cntr != nullptr) cntr::on_error(cfg_.recv_cntr);
+    if (c.cq != nullptr) completions_.write(c);
 }
 
 ssize_t DataPath::claim(const IovList &iov, void *context, uint64_t flags) noexcept {

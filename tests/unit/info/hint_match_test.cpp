@@ -96,7 +96,9 @@ const Case kCases[] = {
     {"msg_order FI_ORDER_DATA (deprecated) not guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_DATA; }, "msg_order"},
     {"commit complete unsupported", [](fi_info &h) { h.tx_attr->op_flags = FI_COMMIT_COMPLETE; }, "FI_COMMIT_COMPLETE"},
     {"ep tx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 2; }, "tx_ctx_cnt"},
-    {"shared contexts not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; }, "shared contexts"},
+    {"shared transmit context", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; }, nullptr},
+    {"shared receive context", [](fi_info &h) { h.ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT; }, nullptr},
+    {"ep rx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->rx_ctx_cnt = 2; }, "rx_ctx_cnt"},
     {"max_msg_size within", [](fi_info &h) { h.ep_attr->max_msg_size = 1 << 20; }, nullptr},
     {"protocol UCX", [](fi_info &h) { h.ep_attr->protocol = FI_PROTO_UCX; }, nullptr},
     {"protocol RXM not ours", [](fi_info &h) { h.ep_attr->protocol = FI_PROTO_RXM; }, "protocol"},
@@ -120,6 +122,26 @@ TEST(HintMatch, TableOfCases) {
             EXPECT_NE(m.reason.find(c.reason), std::string::npos) << "reason was: " << m.reason;
         }
     }
+}
+
+TEST(HintMatch, SharedContextsStayInTheAnswer) {
+    InfoPtr cand(make_provider_info(testing::eth0_offer(), FI_EP_RDM, kApi));
+    ASSERT_TRUE(cand);
+    EXPECT_GT(cand->domain_attr->max_ep_stx_ctx, 1u);
+    EXPECT_GT(cand->domain_attr->max_ep_srx_ctx, 1u);
+    InfoPtr hints(alloc_info());
+    hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+    hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+    MatchResult m = match_hints(*cand, hints.get(), kApi);
+    InfoPtr out(m.info);
+    ASSERT_TRUE(out) << m.reason;
+    EXPECT_EQ(out->ep_attr->tx_ctx_cnt, FI_SHARED_CONTEXT);
+    EXPECT_EQ(out->ep_attr->rx_ctx_cnt, FI_SHARED_CONTEXT);
+    MatchResult plain = match_hints(*cand, nullptr, kApi);
+    InfoPtr p(plain.info);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->ep_attr->tx_ctx_cnt, 1u);
+    EXPECT_EQ(p->ep_attr->rx_ctx_cnt, 1u);
 }
 
 TEST(HintMatch, NullHintsMatchEverything) {

@@ -1,0 +1,291 @@
+// fi_stx_context and fi_srx_context (fi_endpoint(3), "Shared Contexts") and their ops tables.
+// A shared receive context takes fi_recv*/fi_trecv* and fi_cancel; its other calls (sends,
+// RMA, atomics, CM) return -FI_ENOSYS as libfabric's fi_no_* do. Everything with state is
+// runtime/ep/shared_rx.h and shared_tx.h.
+#include "api/ep_data.h"
+#include "api/not_supported.h"
+#include "api/objects.h"
+#include "base/log/log.h"
+#include "runtime/domain/domain.h"
+#include "runtime/ep/shared_rx.h"
+#include "runtime/ep/shared_tx.h"
+#include "runtime/fid_cast.h"
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+namespace ufi::api {
+
+namespace {
+
+using runtime::Domain;
+using runtime::ep::SharedRx;
+using runtime::ep::SharedTx;
+using runtime::proto::IovList;
+using Subsys = log::Subsys;
+
+// ---- the shared receive context ------------------------------------------------------------
+
+SharedRx *srx_of(fid_ep *ep) { return runtime::ep::shared_rx_of(ep != nullptr ? &ep->fid : nullptr); }
+
+int srx_close(fid_t fid) {
+    SharedRx *s = runtime::ep::shared_rx_of(fid);
+    if (s == nullptr) return -FI_EINVAL;
+    return runtime::close_object(s);
+}
+
+int srx_bind(fid_t fid, fid_t, uint64_t) {
+    if (runtime::ep::shared_rx_of(fid) == nullptr) return -FI_EINVAL;
+    UFI_LOG_WARN(Subsys::EpCtrl,
+                 "fi_ep_bind on a shared receive context: nothing binds to it (bind the "
+                 "context to endpoints, and CQs to those endpoints)");
+    return -FI_EINVAL;
+}
+
+int srx_control(fid_t fid, int command, void *) {
+    if (runtime::ep::shared_rx_of(fid) == nullptr) return -FI_EINVAL;
+    if (command == FI_ENABLE) return 0;  // (usable from the start)
+    return -FI_ENOSYS;
+}
+
+fi_ops g_srx_fi_ops = {
+    .size = sizeof(fi_ops),
+    .close = srx_close,
+    .bind = srx_bind,
+    .control = srx_control,
+    .ops_open = NoOp<decltype(fi_ops::ops_open)>::fn,
+    .tostr = nullptr,
+    .ops_set = nullptr,
+};
+UFI_REGISTER_FI_OPS(g_srx_fi_ops, FI_CLASS_SRX_CTX);
+
+ssize_t srx_cancel(fid_t fid, void *context) {
+    SharedRx *s = runtime::ep::shared_rx_of(fid);
+    if (s == nullptr) return -FI_EINVAL;
+    return s->cancel(context);
+}
+
+int srx_getopt(fid_t, int, int, void *, size_t *) { return -FI_ENOPROTOOPT; }
+int srx_setopt(fid_t, int, int, const void *, size_t) { return -FI_ENOPROTOOPT; }
+
+fi_ops_ep g_srx_ep_ops = {
+    .size = sizeof(fi_ops_ep),
+    .cancel = srx_cancel,
+    .getopt = srx_getopt,
+    .setopt = srx_setopt,
+    .tx_ctx = NoOp<decltype(fi_ops_ep::tx_ctx)>::fn,
+    .rx_ctx = NoOp<decltype(fi_ops_ep::rx_ctx)>::fn,
+    .rx_size_left = NoOp<decltype(fi_ops_ep::rx_size_left)>::fn,
+    .tx_size_left = NoOp<decltype(fi_ops_ep::tx_size_left)>::fn,
+    .export_xpu = NoOp<decltype(fi_ops_ep::export_xpu)>::fn,
+};
+
+// Flags a receive on the context takes: no FI_MULTI_RECV, FI_PEEK or FI_CLAIM (a multi-receive
+// buffer or a claim belongs to one endpoint's matching; not offered here yet).
+constexpr uint64_t kSrxRecvFlags = FI_COMPLETION | FI_MORE;
+
+ssize_t srx_post(fid_ep *ep, const iovec *iov, size_t count, fi_addr_t src, void *context,
+                 uint64_t flags, uint64_t tag, uint64_t ignore, bool tagged, bool given_flags) {
+    SharedRx *s = srx_of(ep);
+    if (s == nullptr) return -FI_EINVAL;
+    if (given_flags && (flags & ~kSrxRecvFlags)) {
+        UFI_LOG_INFO(Subsys::EpData,
+                     "receive on a shared receive context: flags {:#x} are not offered there "
+                     "(FI_MULTI_RECV, FI_PEEK and FI_CLAIM need an endpoint's own receives)",
+                     flags & ~kSrxRecvFlags);
+        return -FI_EBADFLAGS;
+    }
+    IovList list;
+    if (const int rc = iov_list(s->iov_limit(), iov, count, list); rc != 0) return rc;
+    return s->post(list, src, context, given_flags ? flags : s->op_flags(), tag, ignore, tagged);
+}
+
+ssize_t srx_recv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, void *context) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    const iovec one{buf, len};
+    return srx_post(ep, &one, len != 0 ? 1 : 0, src, context, 0, 0, 0, false, false);
+}
+ssize_t srx_recvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
+                  void *context) {
+    return srx_post(ep, iov, count, src, context, 0, 0, 0, false, false);
+}
+ssize_t srx_recvmsg(fid_ep *ep, const fi_msg *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    return srx_post(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->context, flags, 0, 0,
+                    false, true);
+}
+ssize_t srx_trecv(fid_ep *ep, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag,
+                  uint64_t ignore, void *context) {
+    if (buf == nullptr && len != 0) return -FI_EINVAL;
+    const iovec one{buf, len};
+    return srx_post(ep, &one, len != 0 ? 1 : 0, src, context, 0, tag, ignore, true, false);
+}
+ssize_t srx_trecvv(fid_ep *ep, const iovec *iov, void **, size_t count, fi_addr_t src,
+                   uint64_t tag, uint64_t ignore, void *context) {
+    return srx_post(ep, iov, count, src, context, 0, tag, ignore, true, false);
+}
+ssize_t srx_trecvmsg(fid_ep *ep, const fi_msg_tagged *msg, uint64_t flags) {
+    if (msg == nullptr) return -FI_EINVAL;
+    return srx_post(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->context, flags, msg->tag,
+                    msg->ignore, true, true);
+}
+
+fi_ops_msg g_srx_msg_ops = {
+    .size = sizeof(fi_ops_msg),
+    .recv = srx_recv,
+    .recvv = srx_recvv,
+    .recvmsg = srx_recvmsg,
+    .send = NoOp<decltype(fi_ops_msg::send)>::fn,
+    .sendv = NoOp<decltype(fi_ops_msg::sendv)>::fn,
+    .sendmsg = NoOp<decltype(fi_ops_msg::sendmsg)>::fn,
+    .inject = NoOp<decltype(fi_ops_msg::inject)>::fn,
+    .senddata = NoOp<decltype(fi_ops_msg::senddata)>::fn,
+    .injectdata = NoOp<decltype(fi_ops_msg::injectdata)>::fn,
+};
+
+fi_ops_tagged g_srx_tagged_ops = {
+    .size = sizeof(fi_ops_tagged),
+    .recv = srx_trecv,
+    .recvv = srx_trecvv,
+    .recvmsg = srx_trecvmsg,
+    .send = NoOp<decltype(fi_ops_tagged::send)>::fn,
+    .sendv = NoOp<decltype(fi_ops_tagged::sendv)>::fn,
+    .sendmsg = NoOp<decltype(fi_ops_tagged::sendmsg)>::fn,
+    .inject = NoOp<decltype(fi_ops_tagged::inject)>::fn,
+    .senddata = NoOp<decltype(fi_ops_tagged::senddata)>::fn,
+    .injectdata = NoOp<decltype(fi_ops_tagged::injectdata)>::fn,
+};
+
+fi_ops_rma g_srx_rma_ops = {
+    .size = sizeof(fi_ops_rma),
+    .read = NoOp<decltype(fi_ops_rma::read)>::fn,
+    .readv = NoOp<decltype(fi_ops_rma::readv)>::fn,
+    .readmsg = NoOp<decltype(fi_ops_rma::readmsg)>::fn,
+    .write = NoOp<decltype(fi_ops_rma::write)>::fn,
+    .writev = NoOp<decltype(fi_ops_rma::writev)>::fn,
+    .writemsg = NoOp<decltype(fi_ops_rma::writemsg)>::fn,
+    .inject = NoOp<decltype(fi_ops_rma::inject)>::fn,
+    .writedata = NoOp<decltype(fi_ops_rma::writedata)>::fn,
+    .injectdata = NoOp<decltype(fi_ops_rma::injectdata)>::fn,
+};
+
+fi_ops_atomic g_srx_atomic_ops = {
+    .size = sizeof(fi_ops_atomic),
+    .write = NoOp<decltype(fi_ops_atomic::write)>::fn,
+    .writev = NoOp<decltype(fi_ops_atomic::writev)>::fn,
+    .writemsg = NoOp<decltype(fi_ops_atomic::writemsg)>::fn,
+    .inject = NoOp<decltype(fi_ops_atomic::inject)>::fn,
+    .readwrite = NoOp<decltype(fi_ops_atomic::readwrite)>::fn,
+    .readwritev = NoOp<decltype(fi_ops_atomic::readwritev)>::fn,
+    .readwritemsg = NoOp<decltype(fi_ops_atomic::readwritemsg)>::fn,
+    .compwrite = NoOp<decltype(fi_ops_atomic::compwrite)>::fn,
+    .compwritev = NoOp<decltype(fi_ops_atomic::compwritev)>::fn,
+    .compwritemsg = NoOp<decltype(fi_ops_atomic::compwritemsg)>::fn,
+    .writevalid = NoOp<decltype(fi_ops_atomic::writevalid)>::fn,
+    .readwritevalid = NoOp<decltype(fi_ops_atomic::readwritevalid)>::fn,
+    .compwritevalid = NoOp<decltype(fi_ops_atomic::compwritevalid)>::fn,
+};
+
+fi_ops_cm g_srx_cm_ops = {
+    .size = sizeof(fi_ops_cm),
+    .setname = NoOp<decltype(fi_ops_cm::setname)>::fn,
+    .getname = NoOp<decltype(fi_ops_cm::getname)>::fn,
+    .getpeer = NoOp<decltype(fi_ops_cm::getpeer)>::fn,
+    .connect = NoOp<decltype(fi_ops_cm::connect)>::fn,
+    .listen = NoOp<decltype(fi_ops_cm::listen)>::fn,
+    .accept = NoOp<decltype(fi_ops_cm::accept)>::fn,
+    .reject = NoOp<decltype(fi_ops_cm::reject)>::fn,
+    .shutdown = NoOp<decltype(fi_ops_cm::shutdown)>::fn,
+    .join = NoOp<decltype(fi_ops_cm::join)>::fn,
+};
+
+// ---- the shared transmit context -----------------------------------------------------------
+
+int stx_close(fid_t fid) {
+    SharedTx *s = runtime::ep::shared_tx_of(fid);
+    if (s == nullptr) return -FI_EINVAL;
+    return runtime::close_object(s);
+}
+
+int stx_bind(fid_t fid, fid_t, uint64_t) {
+    if (runtime::ep::shared_tx_of(fid) == nullptr) return -FI_EINVAL;
+    UFI_LOG_WARN(Subsys::EpCtrl,
+                 "fi_ep_bind on a shared transmit context: nothing binds to it (bind the "
+                 "context to endpoints, and CQs to those endpoints)");
+    return -FI_EINVAL;
+}
+
+int stx_control(fid_t fid, int command, void *) {
+    if (runtime::ep::shared_tx_of(fid) == nullptr) return -FI_EINVAL;
+    if (command == FI_ENABLE) return 0;
+    return -FI_ENOSYS;
+}
+
+fi_ops g_stx_fi_ops = {
+    .size = sizeof(fi_ops),
+    .close = stx_close,
+    .bind = stx_bind,
+    .control = stx_control,
+    .ops_open = NoOp<decltype(fi_ops::ops_open)>::fn,
+    .tostr = nullptr,
+    .ops_set = nullptr,
+};
+UFI_REGISTER_FI_OPS(g_stx_fi_ops, FI_CLASS_STX_CTX);
+
+fi_ops_ep g_stx_ep_ops = {
+    .size = sizeof(fi_ops_ep),
+    .cancel = NoOp<decltype(fi_ops_ep::cancel)>::fn,
+    .getopt = srx_getopt,
+    .setopt = srx_setopt,
+    .tx_ctx = NoOp<decltype(fi_ops_ep::tx_ctx)>::fn,
+    .rx_ctx = NoOp<decltype(fi_ops_ep::rx_ctx)>::fn,
+    .rx_size_left = NoOp<decltype(fi_ops_ep::rx_size_left)>::fn,
+    .tx_size_left = NoOp<decltype(fi_ops_ep::tx_size_left)>::fn,
+    .export_xpu = NoOp<decltype(fi_ops_ep::export_xpu)>::fn,
+};
+
+Domain *live_domain(fid_domain *domain) {
+    return runtime::object_of<Domain>(domain != nullptr ? &domain->fid : nullptr, FI_CLASS_DOMAIN);
+}
+
+}  // namespace
+
+int stx_context(fid_domain *domain, fi_tx_attr *attr, fid_stx **stx, void *context) {
+    Domain *d = live_domain(domain);
+    if (d == nullptr || stx == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_stx_context: domain or stx is NULL, or not ufi's");
+        return -FI_EINVAL;
+    }
+    SharedTx *s = nullptr;
+    if (const int rc = SharedTx::open(d, attr, context, &g_stx_fi_ops, &g_stx_ep_ops, &s); rc != 0) {
+        return rc;
+    }
+    *stx = s;
+    return 0;
+}
+
+int srx_context(fid_domain *domain, fi_rx_attr *attr, fid_ep **rx_ep, void *context) {
+    Domain *d = live_domain(domain);
+    if (d == nullptr || rx_ep == nullptr) {
+        UFI_LOG_WARN(Subsys::EpCtrl, "fi_srx_context: domain or rx_ep is NULL, or not ufi's");
+        return -FI_EINVAL;
+    }
+    runtime::ep::SharedRxOps ops;
+    ops.fid = &g_srx_fi_ops;
+    ops.ep = &g_srx_ep_ops;
+    ops.msg = &g_srx_msg_ops;
+    ops.tagged = &g_srx_tagged_ops;
+    ops.rma = &g_srx_rma_ops;
+    ops.atomic = &g_srx_atomic_ops;
+    ops.cm = &g_srx_cm_ops;
+    SharedRx *s = nullptr;
+    if (const int rc = SharedRx::open(d, attr, context, ops, &s); rc != 0) return rc;
+    *rx_ep = s;
+    return 0;
+}
+
+}  // namespace ufi::api
