@@ -2,8 +2,13 @@
 // caller's structs only up to the size its version knew (shared/abi-notes.md), copying them
 // into zeroed full-size ones before the runtime sees them.
 #include "api/export.h"
+#include "base/log/log.h"
+#include "runtime/ep/passive_endpoint.h"
+#include "runtime/fid_cast.h"
 #include "runtime/info/getinfo.h"
 #include "runtime/info/info_alloc.h"
+
+#include <sys/socket.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -23,6 +28,42 @@ constexpr AttrLayout kLayout_1_8{offsetof(fi_domain_attr, max_cntr_value), offse
 constexpr AttrLayout kLayout_1_9{offsetof(fi_domain_attr, max_xpu_ctx_cnt), offsetof(fi_ep_attr, xpu_ctx)};
 constexpr AttrLayout kLayout_1_10{sizeof(fi_domain_attr), sizeof(fi_ep_attr)};
 
+// hints->handle naming a passive endpoint (fi_getinfo(3): an active endpoint may take over a
+// passive endpoint's address): the answers are connected (FI_EP_MSG) entries whose source is
+// the passive endpoint's name, and they carry the handle, so that fi_endpoint makes an
+// endpoint that connects from that address. `widened` is the caller's hints copy to adjust.
+int getinfo_from_pep(uint32_t version, const char *node, const char *service, uint64_t flags,
+                     fi_info &widened, fi_ep_attr &ep, sockaddr_storage &name, fi_info **info) {
+    using ufi::runtime::ep::PassiveEndpoint;
+    PassiveEndpoint *pep = ufi::runtime::object_of<PassiveEndpoint>(widened.handle, FI_CLASS_PEP);
+    if (pep == nullptr) {
+        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_getinfo: hints->handle is not a passive endpoint of ufi's");
+        return -FI_ENODATA;
+    }
+    if (widened.ep_attr != nullptr && ep.type != FI_EP_UNSPEC && ep.type != FI_EP_MSG) {
+        UFI_LOG_INFO(ufi::log::Subsys::Core, "fi_getinfo: a passive endpoint handle serves FI_EP_MSG only");
+        return -FI_ENODATA;
+    }
+    widened.ep_attr = &ep;
+    ep.type = FI_EP_MSG;
+    if (widened.src_addr == nullptr) {
+        size_t len = sizeof name;
+        if (pep->getname(&name, &len) != 0) return -FI_ENODATA;
+        widened.src_addr = &name;
+        widened.src_addrlen = len;
+        if (widened.addr_format == FI_FORMAT_UNSPEC) {
+            widened.addr_format = name.ss_family == AF_INET6 ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+        }
+    }
+    const fid_t handle = widened.handle;
+    widened.handle = nullptr;
+    const int rc = ufi::runtime::info::getinfo(version, node, service, flags, &widened, info);
+    if (rc == 0) {
+        for (fi_info *i = *info; i != nullptr; i = i->next) i->handle = handle;
+    }
+    return rc;
+}
+
 int getinfo_sized(const AttrLayout &layout, uint32_t version, const char *node,
                   const char *service, uint64_t flags, const fi_info *hints, fi_info **info) {
     return ufi::api::guarded([&] {
@@ -39,6 +80,10 @@ int getinfo_sized(const AttrLayout &layout, uint32_t version, const char *node,
         if (hints->ep_attr != nullptr) {
             memcpy(static_cast<void *>(&ep), hints->ep_attr, layout.ep_attr_size);
             widened.ep_attr = &ep;
+        }
+        if (hints->handle != nullptr && hints->handle->fclass == FI_CLASS_PEP) {
+            sockaddr_storage name{};
+            return getinfo_from_pep(version, node, service, flags, widened, ep, name, info);
         }
         return ufi::runtime::info::getinfo(version, node, service, flags, &widened, info);
     });

@@ -18,6 +18,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <type_traits>
+
 namespace ufi::api {
 
 namespace {
@@ -32,31 +34,39 @@ using Subsys = log::Subsys;
 
 SharedRx *srx_of(fid_ep *ep) { return runtime::ep::shared_rx_of(ep != nullptr ? &ep->fid : nullptr); }
 
-int srx_close(fid_t fid) {
-    SharedRx *s = runtime::ep::shared_rx_of(fid);
-    if (s == nullptr) return -FI_EINVAL;
-    return runtime::close_object(s);
-}
-
-int srx_bind(fid_t fid, fid_t, uint64_t) {
-    if (runtime::ep::shared_rx_of(fid) == nullptr) return -FI_EINVAL;
-    UFI_LOG_WARN(Subsys::EpCtrl,
-                 "fi_ep_bind on a shared receive context: nothing binds to it (bind the "
-                 "context to endpoints, and CQs to those endpoints)");
-    return -FI_EINVAL;
-}
-
-int srx_control(fid_t fid, int command, void *) {
-    if (runtime::ep::shared_rx_of(fid) == nullptr) return -FI_EINVAL;
-    if (command == FI_ENABLE) return 0;  // (usable from the start)
-    return -FI_ENOSYS;
-}
+// A shared context's fid calls (both kinds): close, bind (nothing binds to a context: bind it
+// to endpoints), control (FI_ENABLE only: usable from the start).
+template <typename Context, Context *(*Of)(fid_t) noexcept>
+struct ContextFid {
+    static const char *what() {
+        return std::is_same_v<Context, SharedRx> ? "shared receive context" : "shared transmit context";
+    }
+    static int close(fid_t fid) {
+        Context *c = Of(fid);
+        if (c == nullptr) return -FI_EINVAL;
+        return runtime::close_object(c);
+    }
+    static int bind(fid_t fid, fid_t, uint64_t) {
+        if (Of(fid) == nullptr) return -FI_EINVAL;
+        UFI_LOG_WARN(Subsys::EpCtrl,
+                     "fi_ep_bind on a {}: nothing binds to it (bind the context to endpoints, "
+                     "and CQs to those endpoints)",
+                     what());
+        return -FI_EINVAL;
+    }
+    static int control(fid_t fid, int command, void *) {
+        if (Of(fid) == nullptr) return -FI_EINVAL;
+        return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+    }
+};
+using RxFid = ContextFid<SharedRx, runtime::ep::shared_rx_of>;
+using TxFid = ContextFid<SharedTx, runtime::ep::shared_tx_of>;
 
 fi_ops g_srx_fi_ops = {
     .size = sizeof(fi_ops),
-    .close = srx_close,
-    .bind = srx_bind,
-    .control = srx_control,
+    .close = RxFid::close,
+    .bind = RxFid::bind,
+    .control = RxFid::control,
     .ops_open = NoOp<decltype(fi_ops::ops_open)>::fn,
     .tostr = nullptr,
     .ops_set = nullptr,
@@ -205,31 +215,11 @@ fi_ops_cm g_srx_cm_ops = {
 
 // ---- the shared transmit context -----------------------------------------------------------
 
-int stx_close(fid_t fid) {
-    SharedTx *s = runtime::ep::shared_tx_of(fid);
-    if (s == nullptr) return -FI_EINVAL;
-    return runtime::close_object(s);
-}
-
-int stx_bind(fid_t fid, fid_t, uint64_t) {
-    if (runtime::ep::shared_tx_of(fid) == nullptr) return -FI_EINVAL;
-    UFI_LOG_WARN(Subsys::EpCtrl,
-                 "fi_ep_bind on a shared transmit context: nothing binds to it (bind the "
-                 "context to endpoints, and CQs to those endpoints)");
-    return -FI_EINVAL;
-}
-
-int stx_control(fid_t fid, int command, void *) {
-    if (runtime::ep::shared_tx_of(fid) == nullptr) return -FI_EINVAL;
-    if (command == FI_ENABLE) return 0;
-    return -FI_ENOSYS;
-}
-
 fi_ops g_stx_fi_ops = {
     .size = sizeof(fi_ops),
-    .close = stx_close,
-    .bind = stx_bind,
-    .control = stx_control,
+    .close = TxFid::close,
+    .bind = TxFid::bind,
+    .control = TxFid::control,
     .ops_open = NoOp<decltype(fi_ops::ops_open)>::fn,
     .tostr = nullptr,
     .ops_set = nullptr,

@@ -42,7 +42,8 @@ int EndpointConnection::start(State state) noexcept {
     return 0;
 }
 
-int EndpointConnection::connect(const sockaddr *addr, size_t addrlen, std::span<const uint8_t> address,
+int EndpointConnection::connect(const sockaddr *addr, size_t addrlen, const sockaddr *local,
+                                size_t local_len, std::span<const uint8_t> address,
                                 const void *param, size_t paramlen) noexcept {
     if (addr == nullptr || addrlen < sizeof(sockaddr_in) || addrlen > sizeof peer_ ||
         (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)) {
@@ -64,8 +65,9 @@ int EndpointConnection::connect(const sockaddr *addr, size_t addrlen, std::span<
     }
     try {
         const std::vector<uint8_t> data = cm_data::pack(cm_data::kConnect, address, param, paramlen);
-        const transports::Status s = cm_->connect(addr, static_cast<socklen_t>(addrlen), data,
-                                                  {&EndpointConnection::wake_cb, this}, conn_);
+        const transports::Status s =
+            cm_->connect(addr, static_cast<socklen_t>(addrlen), local, static_cast<socklen_t>(local_len),
+                         data, {&EndpointConnection::wake_cb, this}, conn_);
         if (s != transports::kOk) {
             UFI_LOG_WARN(Subsys::EpCtrl, "fi_connect: {}", transports::to_string(s));
             state_ = State::kIdle;

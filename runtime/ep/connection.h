@@ -33,7 +33,8 @@ class EndpointConnection {
 
     // fi_connect to the listener at `addr`, announcing `address` (our data path's) and the
     // application's `param`. -FI_EINVAL (address, data size), -FI_EISCONN, -FI_ENODEV (no CM).
-    int connect(const sockaddr *addr, size_t addrlen, std::span<const uint8_t> address,
+    int connect(const sockaddr *addr, size_t addrlen, const sockaddr *local, size_t local_len,
+                std::span<const uint8_t> address,
                 const void *param, size_t paramlen) noexcept;
     // fi_accept of `request`, answering with `address` and `param`.
     int accept(ConnRequest &request, std::span<const uint8_t> address, const void *param,

@@ -5,6 +5,7 @@
 #include "runtime/ep/alias.h"
 #include "runtime/ep/connection.h"
 #include "runtime/ep/passive_endpoint.h"
+#include "runtime/fid_cast.h"
 #include "runtime/av/av.h"
 
 #include "runtime/av/av.h"
@@ -160,11 +161,20 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
         return -FI_EINVAL;
     }
     ConnRequest *request = nullptr;
+    PassiveEndpoint *source_pep = nullptr;  // the passive endpoint whose address it takes over
     if (type == FI_EP_MSG && info->handle != nullptr) {
-        request = conn_request_of(info->handle);
-        if (request == nullptr || request->used || request->taken) {
-            UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a pending connection request of ufi's", call);
-            return -FI_EINVAL;
+        if (info->handle->fclass == FI_CLASS_PEP) {
+            source_pep = runtime::object_of<PassiveEndpoint>(info->handle, FI_CLASS_PEP);
+            if (source_pep == nullptr) {
+                UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a passive endpoint of ufi's", call);
+                return -FI_EINVAL;
+            }
+        } else {
+            request = conn_request_of(info->handle);
+            if (request == nullptr || request->used || request->taken) {
+                UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a pending connection request of ufi's", call);
+                return -FI_EINVAL;
+            }
         }
     }
     if (type == FI_EP_DGRAM && domain->offer.datagram_size == 0) {
@@ -244,6 +254,16 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
         if (request != nullptr) {
             (void)take_conn_request(request);  // (pending: checked above) ours from now on
             ep->request_ = request;
+            // (An accepted connection's local address is its listener's, as a socket's is.)
+            const sockaddr_storage &la = request->listener->address();
+            ep->cm_name_ = la;
+            ep->cm_name_len_ = la.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+        }
+        if (source_pep != nullptr) {
+            size_t len = sizeof ep->cm_name_;
+            if (source_pep->getname(&ep->cm_name_, &len) == 0) {
+                ep->cm_name_len_ = static_cast<socklen_t>(len);
+            }
         }
         // A source address names the identity to take, as fi_setname does. (A connected
         // endpoint's names its listener's or the passive endpoint's socket: not its data path's.)
@@ -836,6 +856,11 @@ int Endpoint::getname(void *addr, size_t *addrlen) noexcept {
         // The string and its NUL, as libfabric's FI_ADDR_STR providers return it.
         return copy_out(blob_string_.c_str(), blob_string_.size() + 1, addr, addrlen, true);
     }
+    if (av::is_socket_format(addr_format_) && cm_name_len_ != 0) {
+        // A connected endpoint's connection address (the listener's, or the passive
+        // endpoint's it took over), as a socket reports its local address.
+        return copy_out(&cm_name_, cm_name_len_, addr, addrlen, false);
+    }
     if (av::is_socket_format(addr_format_)) {
         // Its tcp listener's IP and port: peers reach it as a host and port.
         std::vector<uint8_t> sa;
@@ -999,7 +1024,8 @@ int Endpoint::connect(const void *addr, const void *param, size_t paramlen) noex
     }
     const auto *sa = static_cast<const sockaddr *>(addr);
     const size_t len = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-    return c->connect(sa, len, blob_, param, paramlen);
+    const auto *local = cm_name_len_ != 0 ? reinterpret_cast<const sockaddr *>(&cm_name_) : nullptr;
+    return c->connect(sa, len, local, cm_name_len_, blob_, param, paramlen);
 }
 
 int Endpoint::accept(const void *param, size_t paramlen) noexcept {

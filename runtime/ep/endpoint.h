@@ -19,6 +19,8 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 
+#include <sys/socket.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -236,6 +238,12 @@ class Endpoint : public EndpointFace {
     av::Av *own_av_ = nullptr;
     ConnRequest *request_ = nullptr;
     std::unique_ptr<EndpointConnection> connection_;
+    // Its connection's local socket address, where one is known at open: the listener's for an
+    // endpoint accepting a request, the passive endpoint's whose address it took over
+    // (info->handle naming a passive endpoint: fi_getinfo(3)); fi_getname returns it, and
+    // fi_connect binds to it. Empty (length 0) otherwise.
+    sockaddr_storage cm_name_{};
+    socklen_t cm_name_len_ = 0;
     SharedRx *srx_ = nullptr;  // its receives come from there (set before fi_enable, kept)
     SharedTx *stx_ = nullptr;
     std::vector<EndpointAlias *> aliases_;  // open aliases (fi_close is -FI_EBUSY while any is)

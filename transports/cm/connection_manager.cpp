@@ -310,7 +310,8 @@ Status ConnectionManager::listen(const sockaddr *addr, socklen_t len, int backlo
     return kOk;
 }
 
-Status ConnectionManager::connect(const sockaddr *addr, socklen_t len, std::span<const uint8_t> data,
+Status ConnectionManager::connect(const sockaddr *addr, socklen_t len, const sockaddr *local,
+                                  socklen_t local_len, std::span<const uint8_t> data,
                                   Waker waker, std::unique_ptr<CmConnection> &out) {
     if (data.size() > max_priv_) return Status::kInvalidParam;
     std::unique_ptr<CmConnection> c(new (std::nothrow) CmConnection());
@@ -337,6 +338,11 @@ Status ConnectionManager::connect(const sockaddr *addr, socklen_t len, std::span
     params.disconnect_cb = on_disconnect;
     params.user_data = c->state_.get();
     params.sockaddr_cb_flags = UCT_CB_FLAG_ASYNC;
+    ucs_sock_addr_t local_sa{local, local_len};
+    if (local != nullptr) {
+        params.field_mask |= UCT_EP_PARAM_FIELD_LOCAL_SOCKADDR;
+        params.local_sockaddr = &local_sa;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     uct_ep_h ep = nullptr;
     {

@@ -116,8 +116,10 @@ class ConnectionManager : public std::enable_shared_from_this<ConnectionManager>
     // listener left in TIME_WAIT). `backlog` <= 0: the CM's default.
     Status listen(const sockaddr *addr, socklen_t len, int backlog, Waker waker,
                   std::unique_ptr<CmListener> &out);
-    // Connects to a listener at `addr`, with `data` (at most max_private_data()) for it.
-    Status connect(const sockaddr *addr, socklen_t len, std::span<const uint8_t> data,
+    // Connects to a listener at `addr`, with `data` (at most max_private_data()) for it; from
+    // the local socket address `local` where one is given (else the kernel picks one).
+    Status connect(const sockaddr *addr, socklen_t len, const sockaddr *local, socklen_t local_len,
+                   std::span<const uint8_t> data,
                    Waker waker, std::unique_ptr<CmConnection> &out);
     // Accepts a request `listener` reported, answering with `data`. The request is used up
     // whatever the result.

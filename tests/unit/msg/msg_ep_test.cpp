@@ -17,6 +17,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -69,6 +71,9 @@ class MsgEpTest : public ::testing::Test {
 
     void TearDown() override {
         for (Side *s : {&client_, &server_}) close_side(*s);
+        if (shared_rx_) {
+            EXPECT_EQ(fi_close(&shared_rx_->fid), 0);
+        }
         if (pep_) {
             EXPECT_EQ(fi_close(&pep_->fid), 0);
         }
@@ -109,6 +114,9 @@ class MsgEpTest : public ::testing::Test {
         ASSERT_EQ(fi_endpoint(domain_, info, &s.ep, nullptr), 0);
         ASSERT_EQ(fi_ep_bind(s.ep, &s.eq->fid, 0), 0);
         ASSERT_EQ(fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+        if (shared_rx_ != nullptr) {
+            ASSERT_EQ(fi_ep_bind(s.ep, &shared_rx_->fid, 0), 0);
+        }
         ASSERT_EQ(fi_enable(s.ep), 0);
     }
 
@@ -230,6 +238,7 @@ class MsgEpTest : public ::testing::Test {
     fid_eq *pep_eq_ = nullptr;
     fid_pep *pep_ = nullptr;
     uint16_t port_ = 0;
+    fid_ep *shared_rx_ = nullptr;  // bound by open_side where set
     Side client_, server_;
     std::vector<fid_mr *> mrs_;
 };
@@ -436,6 +445,134 @@ TEST_F(MsgEpTest, ARequestHasOneOwner) {
     EXPECT_EQ(fi_endpoint(domain_, entry.info, &second, nullptr), -FI_EINVAL);
     fi_freeinfo(entry.info);
     client_refused();
+}
+
+// An active endpoint that takes over a passive endpoint's address (hints->handle naming the
+// passive endpoint, as fabtests' fi_msg_sockets does): fi_getinfo's answer carries the handle
+// and the address, the endpoint's fi_getname is that address before and after connecting, the
+// server sees the connection come from it, and the accepting endpoint's name is its listener's.
+TEST_F(MsgEpTest, AnEndpointTakesOverAPassiveEndpointsAddress) {
+    // A port nobody listens on: the kernel's pick for a socket closed at once.
+    sockaddr_in bound{};
+    {
+        const int fd = socket(AF_INET, SOCK_STREAM, 0);
+        ASSERT_GE(fd, 0);
+        bound.sin_family = AF_INET;
+        bound.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof bound;
+        ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&bound), sizeof bound), 0);
+        ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&bound), &len), 0);
+        close(fd);
+    }
+    fid_pep *source = nullptr;
+    ASSERT_EQ(fi_passive_ep(fabric_, info_, &source, nullptr), 0);
+    ASSERT_EQ(fi_setname(&source->fid, &bound, sizeof bound), 0);
+    fi_info *hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_MSG;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->name = strdup(info_->domain_attr->name);
+    hints->handle = &source->fid;
+    fi_info *ci = nullptr;
+    hints->ep_attr->type = FI_EP_RDM;
+    EXPECT_EQ(fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", std::to_string(port_).c_str(), 0, hints, &ci), -FI_ENODATA)
+        << "a passive endpoint serves connected endpoints only";
+    fid fake{};
+    fake.fclass = FI_CLASS_PEP;
+    hints->handle = &fake;
+    hints->ep_attr->type = FI_EP_MSG;
+    EXPECT_EQ(fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", std::to_string(port_).c_str(), 0, hints, &ci), -FI_ENODATA)
+        << "not ufi's passive endpoint";
+    hints->handle = &source->fid;
+    ASSERT_EQ(fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", std::to_string(port_).c_str(), 0, hints, &ci), 0);
+    hints->handle = nullptr;
+    fi_freeinfo(hints);
+    EXPECT_EQ(ci->handle, &source->fid);
+    ASSERT_EQ(ci->src_addrlen, sizeof bound);
+    EXPECT_EQ(std::memcmp(ci->src_addr, &bound, sizeof bound), 0);
+    open_side(client_, ci);
+    ASSERT_EQ(fi_close(&source->fid), 0);  // (fabtests closes it before connecting)
+    auto name_of = [](fid_ep *ep) {
+        sockaddr_storage ss{};
+        size_t len = sizeof ss;
+        EXPECT_EQ(fi_getname(&ep->fid, &ss, &len), 0);
+        return std::vector<uint8_t>(reinterpret_cast<uint8_t *>(&ss), reinterpret_cast<uint8_t *>(&ss) + len);
+    };
+    const std::vector<uint8_t> want(reinterpret_cast<uint8_t *>(&bound),
+                                    reinterpret_cast<uint8_t *>(&bound) + sizeof bound);
+    EXPECT_EQ(name_of(client_.ep), want) << "before connecting";
+    ASSERT_EQ(fi_connect(client_.ep, ci->dest_addr, nullptr, 0), 0);
+    fi_freeinfo(ci);
+    uint32_t event = 0;
+    std::vector<uint8_t> buf;
+    ASSERT_GT(next_event(pep_eq_, event, buf), 0);
+    ASSERT_EQ(event, uint32_t{FI_CONNREQ});
+    fi_eq_cm_entry entry;
+    std::memcpy(&entry, buf.data(), sizeof entry);
+    open_side(server_, entry.info);
+    ASSERT_EQ(fi_accept(server_.ep, nullptr, 0), 0);
+    fi_freeinfo(entry.info);
+    ASSERT_GT(next_event(client_.eq, event, buf), 0);
+    ASSERT_EQ(event, uint32_t{FI_CONNECTED});
+    ASSERT_GT(next_event(server_.eq, event, buf), 0);
+    ASSERT_EQ(event, uint32_t{FI_CONNECTED});
+    EXPECT_EQ(name_of(client_.ep), want) << "after connecting";
+    sockaddr_in peer{};
+    size_t len = sizeof peer;
+    ASSERT_EQ(fi_getpeer(server_.ep, &peer, &len), 0);
+    EXPECT_EQ(peer.sin_port, bound.sin_port) << "the connection comes from the taken-over address";
+    sockaddr_in listening{};
+    len = sizeof listening;
+    ASSERT_EQ(fi_getname(&pep_->fid, &listening, &len), 0);
+    const auto server_name = name_of(server_.ep);
+    ASSERT_EQ(server_name.size(), sizeof listening);
+    EXPECT_EQ(std::memcmp(server_name.data(), &listening, sizeof listening), 0)
+        << "an accepted endpoint's name is its listener's";
+    message(client_, server_, 64, true);
+    message(server_, client_, 64, false);
+}
+
+// Both ends of a connection in one domain bound to one shared receive context: receives
+// posted to it serve whichever endpoint a message reaches, and complete in that endpoint's CQ.
+TEST_F(MsgEpTest, ConnectedEndpointsShareAReceiveContext) {
+    ASSERT_EQ(fi_srx_context(domain_, info_->rx_attr, &shared_rx_, nullptr), 0);
+    connect_pair({1}, {2});
+    std::vector<uint8_t> r1(64, 0), r2(64, 0);
+    ASSERT_EQ(fi_trecv(shared_rx_, r1.data(), r1.size(), nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &r1), 0);
+    ASSERT_EQ(fi_trecv(shared_rx_, r2.data(), r2.size(), nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &r2), 0);
+    const auto to_server = pattern(40, 5), to_client = pattern(24, 6);
+    auto send = [&](Side &from, const std::vector<uint8_t> &out, uint64_t tag) {
+        ssize_t rc;
+        do {
+            rc = fi_tsend(from.ep, out.data(), out.size(), nullptr, FI_ADDR_NOTAVAIL, tag, nullptr);
+            if (rc == -FI_EAGAIN) progress_cqs();
+        } while (rc == -FI_EAGAIN);
+        ASSERT_EQ(rc, 0);
+    };
+    send(client_, to_server, 5);
+    send(server_, to_client, 6);
+    // Each CQ holds its endpoint's send and receive completions, in either order.
+    for (Side *side : {&server_, &client_}) {
+        const bool server = side == &server_;
+        const auto &want = server ? to_server : to_client;
+        int received = 0, sent = 0;
+        for (int i = 0; i < 2; ++i) {
+            fi_cq_tagged_entry e{};
+            ASSERT_EQ(wait_cq(side->cq, e), 1) << (server ? "server" : "client");
+            if ((e.flags & FI_RECV) == 0) {
+                ++sent;
+                continue;
+            }
+            ++received;
+            EXPECT_EQ(e.tag, server ? 5u : 6u) << "the completion is in its endpoint's CQ";
+            ASSERT_EQ(e.len, want.size());
+            const auto &into = e.op_context == &r1 ? r1 : r2;
+            EXPECT_TRUE(std::equal(want.begin(), want.end(), into.begin()));
+        }
+        EXPECT_EQ(received, 1);
+        EXPECT_EQ(sent, 1);
+    }
+    EXPECT_EQ(fi_close(&shared_rx_->fid), -FI_EBUSY) << "endpoints are bound to it";
 }
 
 }  // namespace

@@ -235,6 +235,9 @@ TEST_F(SharedContextTest, WhatTheContextsRefuse) {
     EXPECT_EQ(fi_recvmsg(srx_, &m, FI_MULTI_RECV), -FI_EBADFLAGS);
     EXPECT_EQ(fi_send(srx_, buf.data(), buf.size(), nullptr, addr_[0], nullptr), -FI_ENOSYS);
     EXPECT_EQ(fi_write(srx_, buf.data(), buf.size(), nullptr, addr_[0], 0, 0, nullptr), -FI_ENOSYS);
+    EXPECT_EQ(fi_enable(srx_), 0) << "usable from the start";
+    EXPECT_EQ(fi_ep_bind(srx_, &a_.cq->fid, FI_RECV), -FI_EINVAL) << "CQs bind to the endpoints";
+    EXPECT_EQ(fi_control(&stx_->fid, FI_GETOPSFLAG, nullptr), -FI_ENOSYS);
     // Endpoints are bound: neither context closes.
     EXPECT_EQ(fi_close(&srx_->fid), -FI_EBUSY);
     EXPECT_EQ(fi_close(&stx_->fid), -FI_EBUSY);

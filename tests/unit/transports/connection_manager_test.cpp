@@ -119,7 +119,7 @@ class ConnectionManagerTest : public ::testing::Test {
     std::unique_ptr<CmConnection> connect(uint16_t port, std::span<const uint8_t> data) {
         const sockaddr_in sa = loopback(port);
         std::unique_ptr<CmConnection> c;
-        EXPECT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, data, waker_, c), Status::kOk);
+        EXPECT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, nullptr, 0, data, waker_, c), Status::kOk);
         return c;
     }
 
@@ -171,7 +171,7 @@ TEST_F(ConnectionManagerTest, TooMuchPrivateDataIsRefusedAtTheCall) {
     const auto big = pattern(cm_->max_private_data() + 1, 3);
     const sockaddr_in sa = loopback(port_of(listener->address()));
     std::unique_ptr<CmConnection> c;
-    EXPECT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, big, waker_, c),
+    EXPECT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&sa), sizeof sa, nullptr, 0, big, waker_, c),
               Status::kInvalidParam);
     EXPECT_FALSE(c);
 }
