@@ -92,6 +92,7 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
         return false;
     }
     out.fifo_geometry = tune_shm_fifo(config.get(), r.tl, &out.fifo_shape);
+    tune_shm_rx_pool(config.get(), r.tl);
     if (listen_port != 0) {
         const std::string range = std::to_string(listen_port) + "-" + std::to_string(listen_port);
         status = status_of(uct_config_modify(config.get(), "PORT_RANGE", range.c_str()));

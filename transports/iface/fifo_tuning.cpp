@@ -93,4 +93,24 @@ std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string
     return {fingerprint({elem, count, seg})};
 }
 
+void tune_shm_rx_pool(uct_iface_config_t *config, const std::string &tl) {
+    uint32_t grow = 0;
+    if (!config_number(config, "RX_BUFS_GROW", grow)) return;  // no FIFO
+    const int64_t want = config::registry().get_int("UFI_SHM_RX_BUFS_GROW");
+    if (want == 0) return;
+    ucs_status_t s = UCS_ERR_INVALID_PARAM;
+    if (want > 0 && want <= INT32_MAX) {
+        s = uct_config_modify(config, setting("RX_BUFS_GROW").c_str(), std::to_string(want).c_str());
+    }
+    if (s != UCS_OK) {
+        static std::once_flag warned;
+        std::call_once(warned, [&] {
+            UFI_LOG_WARN(Subsys::Core,
+                         "UFI_SHM_RX_BUFS_GROW={}: not a descriptor count {} takes ({}); UCX's {} "
+                         "are used",
+                         want, tl, to_string(s), grow);
+        });
+    }
+}
+
 }  // namespace ufi::transports

@@ -42,4 +42,11 @@ struct FifoShape {
 std::vector<uint8_t> tune_shm_fifo(uct_iface_config_t *config, const std::string &tl,
                                    FifoShape *shape = nullptr);
 
+// For an iface configuration with a FIFO: the receive descriptors its pool allocates at a
+// time (UFI_SHM_RX_BUFS_GROW; 0 leaves UCX's). UCX's 512 descriptors of 8 KiB are written
+// into a fresh shared-memory segment when the iface opens: 4 MiB, 1-1.5 ms of every
+// endpoint's fi_enable per transport, for a FIFO of 64 elements. Local only: peers need not
+// agree (the fingerprint leaves it out).
+void tune_shm_rx_pool(uct_iface_config_t *config, const std::string &tl);
+
 }  // namespace ufi::transports
