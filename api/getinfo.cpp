@@ -4,7 +4,6 @@
 #include "api/export.h"
 #include "base/log/log.h"
 #include "runtime/ep/passive_endpoint.h"
-#include "runtime/fid_cast.h"
 #include "runtime/info/getinfo.h"
 #include "runtime/info/info_alloc.h"
 
@@ -33,13 +32,8 @@ constexpr AttrLayout kLayout_1_10{sizeof(fi_domain_attr), sizeof(fi_ep_attr)};
 // the passive endpoint's name, and they carry the handle, so that fi_endpoint makes an
 // endpoint that connects from that address. `widened` is the caller's hints copy to adjust.
 int getinfo_from_pep(uint32_t version, const char *node, const char *service, uint64_t flags,
-                     fi_info &widened, fi_ep_attr &ep, sockaddr_storage &name, fi_info **info) {
-    using ufi::runtime::ep::PassiveEndpoint;
-    PassiveEndpoint *pep = ufi::runtime::object_of<PassiveEndpoint>(widened.handle, FI_CLASS_PEP);
-    if (pep == nullptr) {
-        UFI_LOG_WARN(ufi::log::Subsys::Core, "fi_getinfo: hints->handle is not a passive endpoint of ufi's");
-        return -FI_ENODATA;
-    }
+                     ufi::runtime::ep::PassiveEndpoint *pep, fi_info &widened, fi_ep_attr &ep,
+                     sockaddr_storage &name, fi_info **info) {
     if (widened.ep_attr != nullptr && ep.type != FI_EP_UNSPEC && ep.type != FI_EP_MSG) {
         UFI_LOG_INFO(ufi::log::Subsys::Core, "fi_getinfo: a passive endpoint handle serves FI_EP_MSG only");
         return -FI_ENODATA;
@@ -81,9 +75,18 @@ int getinfo_sized(const AttrLayout &layout, uint32_t version, const char *node,
             memcpy(static_cast<void *>(&ep), hints->ep_attr, layout.ep_attr_size);
             widened.ep_attr = &ep;
         }
-        if (hints->handle != nullptr && hints->handle->fclass == FI_CLASS_PEP) {
-            sockaddr_storage name{};
-            return getinfo_from_pep(version, node, service, flags, widened, ep, name, info);
+        if (hints->handle != nullptr) {
+            // Looked up, never read: only ufi's live objects are (a handle of an fi_info whose
+            // request was refused since is gone).
+            if (auto *pep = ufi::runtime::ep::live_passive_endpoint(hints->handle)) {
+                sockaddr_storage name{};
+                return getinfo_from_pep(version, node, service, flags, pep, widened, ep, name, info);
+            }
+            if (ufi::runtime::ep::conn_request_of(hints->handle) == nullptr) {
+                UFI_LOG_INFO(ufi::log::Subsys::Core,
+                             "fi_getinfo: hints->handle is no live passive endpoint or connection "
+                             "request of ufi's; the answers do not carry it");
+            }
         }
         return ufi::runtime::info::getinfo(version, node, service, flags, &widened, info);
     });

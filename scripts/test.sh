@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: unit, ABI, layer rules, integration and compat tests in a normal build,
+# Runs every test: unit, ABI, layer rules, integration, compat, MPI and multi-host tests in a normal build,
 # then the unit, ABI and integration tests again in an ASan+UBSan build. Installs what is
 # missing first, so it works on a fresh Debian 12 machine (CI runs exactly this).
 set -euo pipefail

@@ -5,7 +5,6 @@
 #include "runtime/ep/alias.h"
 #include "runtime/ep/connection.h"
 #include "runtime/ep/passive_endpoint.h"
-#include "runtime/fid_cast.h"
 #include "runtime/av/av.h"
 
 #include "runtime/av/av.h"
@@ -163,18 +162,15 @@ int open_endpoint(Domain *domain, const fi_info *info, uint64_t flags, void *con
     ConnRequest *request = nullptr;
     PassiveEndpoint *source_pep = nullptr;  // the passive endpoint whose address it takes over
     if (type == FI_EP_MSG && info->handle != nullptr) {
-        if (info->handle->fclass == FI_CLASS_PEP) {
-            source_pep = runtime::object_of<PassiveEndpoint>(info->handle, FI_CLASS_PEP);
-            if (source_pep == nullptr) {
-                UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a passive endpoint of ufi's", call);
-                return -FI_EINVAL;
-            }
-        } else {
-            request = conn_request_of(info->handle);
-            if (request == nullptr || request->used || request->taken) {
-                UFI_LOG_WARN(Subsys::EpCtrl, "{}: info->handle is not a pending connection request of ufi's", call);
-                return -FI_EINVAL;
-            }
+        // (Looked up, never read: a request refused since the info was made is gone.)
+        request = conn_request_of(info->handle);
+        source_pep = request == nullptr ? live_passive_endpoint(info->handle) : nullptr;
+        if (source_pep == nullptr && (request == nullptr || request->used || request->taken)) {
+            UFI_LOG_WARN(Subsys::EpCtrl,
+                         "{}: info->handle is neither a pending connection request nor a passive "
+                         "endpoint of ufi's",
+                         call);
+            return -FI_EINVAL;
         }
     }
     if (type == FI_EP_DGRAM && domain->offer.datagram_size == 0) {

@@ -40,6 +40,9 @@ fi_ops g_conn_request_ops = {
 
 // The requests alive (pending, or owned by an endpoint not yet accepting), so that a handle
 // freed meanwhile is recognised as stale rather than read.
+// Live connection requests and passive endpoints, so that a handle an fi_info still holds
+// after its object went (a request refused when its passive endpoint closed) is recognised
+// without reading it.
 std::mutex g_live_mu;
 std::unordered_set<const fid *> g_live;
 
@@ -121,13 +124,33 @@ int PassiveEndpoint::open(Fabric *fabric, const fi_info *info, void *context,
         sin.sin_addr.s_addr = htonl(INADDR_ANY);
         p->addrlen_ = sizeof sin;
     }
+    try {
+        std::lock_guard<std::mutex> lock(g_live_mu);
+        g_live.insert(&p->fid);
+    } catch (const std::bad_alloc &) {
+        delete p;
+        return -FI_ENOMEM;
+    }
     fabric->open_children.fetch_add(1);
     *out = p;
     return 0;
 }
 
 PassiveEndpoint::~PassiveEndpoint() {
+    {
+        std::lock_guard<std::mutex> lock(g_live_mu);
+        g_live.erase(&fid);
+    }
     info::free_info(info_);
+}
+
+PassiveEndpoint *live_passive_endpoint(fid_t handle) noexcept {
+    {
+        std::lock_guard<std::mutex> lock(g_live_mu);
+        if (handle == nullptr || !g_live.contains(handle)) return nullptr;
+    }
+    if (handle->fclass != FI_CLASS_PEP) return nullptr;
+    return static_cast<PassiveEndpoint *>(reinterpret_cast<fid_pep *>(handle));
 }
 
 Shut PassiveEndpoint::shut() noexcept {

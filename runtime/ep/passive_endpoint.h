@@ -45,6 +45,9 @@ struct ConnRequest : fid {
 
 // The live ConnRequest behind an info->handle, or nullptr when it is none (any more).
 ConnRequest *conn_request_of(fid_t handle) noexcept;
+// The live passive endpoint behind `handle` (info->handle, hints->handle), or nullptr: never
+// reads a handle that is not one of ufi's live objects.
+PassiveEndpoint *live_passive_endpoint(fid_t handle) noexcept;
 // fi_endpoint from a request: the endpoint takes it over (off the passive endpoint's list).
 // False when it is not pending (taken already, used up).
 bool take_conn_request(ConnRequest *r) noexcept;
