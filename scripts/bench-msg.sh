@@ -8,7 +8,7 @@
 #   - connection setup (fi_connect to FI_CONNECTED at the client; ufi over the default
 #     transports and over tcp only): tools/bench/msg_connect.c
 #     built against ufi (build/tools/bench/msg_connect) and, here, against Debian's
-#     libfabric.so.1 with ufi's headers (the ABI is the same), FI_PROVIDER=tcp.
+#     libfabric.so.1 with ufi's headers (the ABI is the same), provider tcp.
 # Prints each round and the ratios (lower is better). A benchmark, not a test.
 #   scripts/bench-msg.sh [build-dir] [rounds] [iterations]
 # Network traffic stays on loopback (UFI_NET_DEVICES=lo, UCX_NET_DEVICES=lo, FI_TCP_IFACE=lo).
@@ -52,7 +52,7 @@ for i in $(seq "$rounds"); do
   msg=$(pingpong ufi msg)
   ltcp=$(pingpong tcp msg)
   utcp=$(pingpong ufi msg UFI_TLS=tcp)
-  ctcp=$(FI_PROVIDER=tcp "$connect_sys" 100 | median_us)
+  ctcp=$("$connect_sys" 100 tcp | median_us)
   cufi=$("$connect_ufi" 100 | median_us)
   cutcp=$(UFI_TLS=tcp "$connect_ufi" 100 | median_us)
   awk -v i="$i" -v r="$rdm" -v m="$msg" -v lt="$ltcp" -v ut="$utcp" -v ct="$ctcp" -v cu="$cufi" -v cut="$cutcp" 'BEGIN {

@@ -3,8 +3,8 @@
  * after another on 127.0.0.1 (each endpoint opened, connected, shut down and closed). Prints
  * the fastest and the median round in microseconds. Plain C and the public API, so that
  * scripts/bench-msg.sh builds it once against ufi and once against Debian's libfabric
- * (FI_PROVIDER=tcp) and compares the two in one run. A benchmark, not a test.
- *   msg_connect [rounds]      (FI_PROVIDER: the provider; ufi's when unset)
+ * (provider tcp) and compares the two in one run. A benchmark, not a test.
+ *   msg_connect [rounds [provider]]      (provider: ufi when not given)
  */
 #define _POSIX_C_SOURCE 200809L  /* clock_gettime, under -std=c11 */
 #include <rdma/fabric.h>
@@ -39,14 +39,15 @@ static double now_us(void) {
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
+static const char *g_provider = "ufi";
+
 static struct fi_info *hints_msg(void) {
     struct fi_info *h = fi_allocinfo();
     h->ep_attr->type = FI_EP_MSG;
     h->caps = FI_MSG;
     h->mode = ~0ULL;
     h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-    const char *prov = getenv("FI_PROVIDER");
-    h->fabric_attr->prov_name = strdup(prov != NULL ? prov : "ufi");
+    h->fabric_attr->prov_name = strdup(g_provider);
     return h;
 }
 
@@ -199,6 +200,7 @@ static void server(int rounds, int out) {
 
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    if (argc > 2) g_provider = argv[2];
     if (rounds <= 0) rounds = 200;
     int fds[2];
     if (pipe(fds) != 0) return 1;
