@@ -250,6 +250,18 @@ TEST_F(SharedContextTest, WhatTheContextsRefuse) {
     EXPECT_EQ(fi_close(&ep->fid), 0);
 }
 
+TEST_F(SharedContextTest, ItsSizeBoundsTheReceivesWaitingInIt) {
+    fi_rx_attr attr = *info_->rx_attr;
+    attr.size = 2;
+    fid_ep *small = nullptr;
+    ASSERT_EQ(fi_srx_context(domain_, &attr, &small, nullptr), 0);
+    std::vector<uint8_t> buf(8);
+    EXPECT_EQ(fi_trecv(small, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+    EXPECT_EQ(fi_trecv(small, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+    EXPECT_EQ(fi_trecv(small, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, 3, 0, nullptr), -FI_EAGAIN);
+    EXPECT_EQ(fi_close(&small->fid), 0) << "nothing bound: it closes with receives waiting";
+}
+
 TEST_F(SharedContextTest, ConnectionlessEndpointsMustShareTheAv) {
     fid_av *other = nullptr;
     fi_av_attr av_attr{};
