@@ -54,7 +54,6 @@ int not_yet(const char *what) {
     return -FI_ENOSYS;
 }
 
-int scalable_ep(fid_domain *, fi_info *, fid_ep **, void *) { return not_yet("fi_scalable_ep"); }
 int poll_open(fid_domain *, fi_poll_attr *, fid_poll **) { return not_yet("fi_poll_open"); }
 int query_collective(fid_domain *, fi_collective_op, fi_collective_attr *, uint64_t) {
     return not_yet("fi_query_collective");

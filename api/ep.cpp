@@ -192,12 +192,14 @@ int ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optl
 }
 
 int ep_tx_ctx(fid_ep *, int, fi_tx_attr *, fid_ep **, void *) {
-    UFI_LOG_INFO(Subsys::EpCtrl, "fi_tx_context: scalable endpoints are not implemented yet");
+    UFI_LOG_INFO(Subsys::EpCtrl,
+                 "fi_tx_context: not a scalable endpoint (open one with fi_scalable_ep)");
     return -FI_ENOSYS;
 }
 
 int ep_rx_ctx(fid_ep *, int, fi_rx_attr *, fid_ep **, void *) {
-    UFI_LOG_INFO(Subsys::EpCtrl, "fi_rx_context: scalable endpoints are not implemented yet");
+    UFI_LOG_INFO(Subsys::EpCtrl,
+                 "fi_rx_context: not a scalable endpoint (open one with fi_scalable_ep)");
     return -FI_ENOSYS;
 }
 
@@ -346,6 +348,14 @@ int open(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, void *c
 }
 
 }  // namespace
+
+const runtime::ep::EndpointOps &endpoint_tables() {
+    return g_tables;
+}
+
+int endpoint_control(fid_t fid, int command, void *arg) {
+    return ep_control(fid, command, arg);
+}
 
 int endpoint(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) {
     return open(domain, info, ep, 0, context);

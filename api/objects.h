@@ -8,6 +8,10 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 
+namespace ufi::runtime::ep {
+struct EndpointOps;
+}
+
 namespace ufi::api {
 
 // fi_ops_domain
@@ -17,7 +21,13 @@ int cntr_open(fid_domain *domain, fi_cntr_attr *attr, fid_cntr **cntr, void *con
 int endpoint(fid_domain *domain, fi_info *info, fid_ep **ep, void *context);
 int endpoint2(fid_domain *domain, fi_info *info, fid_ep **ep, uint64_t flags, void *context);
 int stx_context(fid_domain *domain, fi_tx_attr *attr, fid_stx **stx, void *context);
+int scalable_ep(fid_domain *domain, fi_info *info, fid_ep **sep, void *context);
 int srx_context(fid_domain *domain, fi_rx_attr *attr, fid_ep **rx_ep, void *context);
+
+// What a scalable endpoint's contexts (api/sep.cpp) share with endpoints (api/ep.cpp): the
+// endpoint's tables, and its fi_control.
+const runtime::ep::EndpointOps &endpoint_tables();
+int endpoint_control(fid_t fid, int command, void *arg);
 
 // fi_ops_mr (the domain's registration table)
 extern fi_ops_mr g_mr_ops;

@@ -170,49 +170,6 @@ fi_ops_tagged g_srx_tagged_ops = {
     .injectdata = NoOp<decltype(fi_ops_tagged::injectdata)>::fn,
 };
 
-fi_ops_rma g_srx_rma_ops = {
-    .size = sizeof(fi_ops_rma),
-    .read = NoOp<decltype(fi_ops_rma::read)>::fn,
-    .readv = NoOp<decltype(fi_ops_rma::readv)>::fn,
-    .readmsg = NoOp<decltype(fi_ops_rma::readmsg)>::fn,
-    .write = NoOp<decltype(fi_ops_rma::write)>::fn,
-    .writev = NoOp<decltype(fi_ops_rma::writev)>::fn,
-    .writemsg = NoOp<decltype(fi_ops_rma::writemsg)>::fn,
-    .inject = NoOp<decltype(fi_ops_rma::inject)>::fn,
-    .writedata = NoOp<decltype(fi_ops_rma::writedata)>::fn,
-    .injectdata = NoOp<decltype(fi_ops_rma::injectdata)>::fn,
-};
-
-fi_ops_atomic g_srx_atomic_ops = {
-    .size = sizeof(fi_ops_atomic),
-    .write = NoOp<decltype(fi_ops_atomic::write)>::fn,
-    .writev = NoOp<decltype(fi_ops_atomic::writev)>::fn,
-    .writemsg = NoOp<decltype(fi_ops_atomic::writemsg)>::fn,
-    .inject = NoOp<decltype(fi_ops_atomic::inject)>::fn,
-    .readwrite = NoOp<decltype(fi_ops_atomic::readwrite)>::fn,
-    .readwritev = NoOp<decltype(fi_ops_atomic::readwritev)>::fn,
-    .readwritemsg = NoOp<decltype(fi_ops_atomic::readwritemsg)>::fn,
-    .compwrite = NoOp<decltype(fi_ops_atomic::compwrite)>::fn,
-    .compwritev = NoOp<decltype(fi_ops_atomic::compwritev)>::fn,
-    .compwritemsg = NoOp<decltype(fi_ops_atomic::compwritemsg)>::fn,
-    .writevalid = NoOp<decltype(fi_ops_atomic::writevalid)>::fn,
-    .readwritevalid = NoOp<decltype(fi_ops_atomic::readwritevalid)>::fn,
-    .compwritevalid = NoOp<decltype(fi_ops_atomic::compwritevalid)>::fn,
-};
-
-fi_ops_cm g_srx_cm_ops = {
-    .size = sizeof(fi_ops_cm),
-    .setname = NoOp<decltype(fi_ops_cm::setname)>::fn,
-    .getname = NoOp<decltype(fi_ops_cm::getname)>::fn,
-    .getpeer = NoOp<decltype(fi_ops_cm::getpeer)>::fn,
-    .connect = NoOp<decltype(fi_ops_cm::connect)>::fn,
-    .listen = NoOp<decltype(fi_ops_cm::listen)>::fn,
-    .accept = NoOp<decltype(fi_ops_cm::accept)>::fn,
-    .reject = NoOp<decltype(fi_ops_cm::reject)>::fn,
-    .shutdown = NoOp<decltype(fi_ops_cm::shutdown)>::fn,
-    .join = NoOp<decltype(fi_ops_cm::join)>::fn,
-};
-
 // ---- the shared transmit context -----------------------------------------------------------
 
 fi_ops g_stx_fi_ops = {
@@ -269,9 +226,9 @@ int srx_context(fid_domain *domain, fi_rx_attr *attr, fid_ep **rx_ep, void *cont
     ops.ep = &g_srx_ep_ops;
     ops.msg = &g_srx_msg_ops;
     ops.tagged = &g_srx_tagged_ops;
-    ops.rma = &g_srx_rma_ops;
-    ops.atomic = &g_srx_atomic_ops;
-    ops.cm = &g_srx_cm_ops;
+    ops.rma = &g_no_rma_ops;
+    ops.atomic = &g_no_atomic_ops;
+    ops.cm = &g_no_cm_ops;
     SharedRx *s = nullptr;
     if (const int rc = SharedRx::open(d, attr, context, ops, &s); rc != 0) return rc;
     *rx_ep = s;

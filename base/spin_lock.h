@@ -34,6 +34,11 @@ public:
         if (locked_.exchange(true, std::memory_order_acquire)) wait();
     }
     void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+    // Takes the lock if it is free now; never waits.
+    bool try_lock() noexcept {
+        return !locked_.load(std::memory_order_relaxed) &&
+               !locked_.exchange(true, std::memory_order_acquire);
+    }
 
 private:
     void wait() noexcept {

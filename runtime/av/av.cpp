@@ -13,6 +13,7 @@
 #include "base/log/log.h"
 #include "transports/address.h"
 #include "transports/address_svc.h"
+#include "transports/scalable_name.h"
 
 #include <rdma/fi_errno.h>
 
@@ -26,6 +27,7 @@
 namespace ufi::runtime::av {
 
 namespace address = transports::address;
+namespace scalable = transports::scalable;
 using log::Subsys;
 
 Av::Av(Domain *d, std::unique_ptr<Table> t) noexcept
@@ -399,8 +401,14 @@ const char *straddr(const Av *av, const void *addr, char *buf, size_t *len) noex
             }
             text.assign(s, n);
         } else {
-            // Exactly the domain's address length: nothing past it is read.
-            const size_t n = address::content_size(addr, av->addr_len, &why);
+            // Exactly the domain's address length: nothing past it is read (a scalable
+            // endpoint's name says its own length).
+            scalable::View sv;
+            const size_t n = !scalable::starts_scalable(addr, av->addr_len)
+                                 ? address::content_size(addr, av->addr_len, &why)
+                             : scalable::parse(addr, scalable::announced_size(addr, av->addr_len, &why), sv, &why)
+                                 ? sv.total
+                                 : 0;
             if (n == 0) {
                 UFI_LOG_WARN(Subsys::Av, "fi_av_straddr: addr is not a ufi address: {}", why);
                 return nullptr;
@@ -608,13 +616,22 @@ int find_identity(const Av *av, uint64_t uuid, uint32_t endpoint_id, fi_addr_t &
         Table::View v;
         if (!av->table->view(i, v)) continue;
         if (v.len < address::kHeaderSize) continue;
-        uint64_t u = 0;
-        uint32_t id = 0;
-        std::memcpy(&u, v.blob + address::kUuidOffset, sizeof u);  // little-endian hosts
-        std::memcpy(&id, v.blob + address::kEndpointIdOffset, sizeof id);
-        if (u != uuid || id != endpoint_id) continue;
-        addr = encoding::entry_addr(i);
-        return resolve(av, addr, out);
+        // A scalable endpoint's entry carries the identity of each of its contexts: a
+        // message from one of its transmit contexts comes from this entry.
+        scalable::View sv;
+        const bool is_scalable = scalable::starts_scalable(v.blob, v.len) &&
+                                 scalable::parse(v.blob, v.len, sv);
+        const uint32_t names = is_scalable ? sv.count() : 1;
+        for (uint32_t n = 0; n < names; ++n) {
+            const uint8_t *name = is_scalable ? sv.sub(n) : v.blob;
+            uint64_t u = 0;
+            uint32_t id = 0;
+            std::memcpy(&u, name + address::kUuidOffset, sizeof u);  // little-endian hosts
+            std::memcpy(&id, name + address::kEndpointIdOffset, sizeof id);
+            if (u != uuid || id != endpoint_id) continue;
+            addr = encoding::entry_addr(i);
+            return resolve(av, addr, out);
+        }
     }
     return -FI_ENOENT;
 }

@@ -10,6 +10,7 @@
 #include "transports/address.h"
 #include "runtime/av/socket_format.h"
 #include "transports/address_svc.h"
+#include "transports/scalable_name.h"
 
 #include <rdma/fi_errno.h>
 
@@ -24,6 +25,7 @@
 namespace ufi::runtime::av {
 
 namespace address = transports::address;
+namespace scalable = transports::scalable;
 using log::Subsys;
 
 namespace {
@@ -222,15 +224,27 @@ int insert_ucx(Av *av, const void *addr, size_t count, fi_addr_t *fi_addr, uint6
                void *context) noexcept {
     try {
         // Addresses are the domain's fixed length, laid end to end: entry i is judged on its
-        // own addr_len bytes, and no byte past count * addr_len is read.
-        const auto *base = static_cast<const uint8_t *>(addr);
+        // own addr_len bytes, and no byte past count * addr_len is read. A scalable
+        // endpoint's name (transports/scalable_name.h) says its own length: the walk takes it
+        // whole (a damaged one fails, and the walk goes on at the fixed length).
+        const auto *p = static_cast<const uint8_t *>(addr);
         const size_t stride = av->addr_len;
         return insert_common(
-            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t i, std::string &why) {
-                const uint8_t *p = base + i * stride;
-                const size_t n = address::content_size(p, stride, &why);
+            av, "fi_av_insert", count, fi_addr, flags, context, [&](size_t, std::string &why) {
+                const uint8_t *at = p;
+                if (scalable::starts_scalable(at, stride)) {
+                    const size_t total = scalable::announced_size(at, stride, &why);
+                    p += total != 0 ? total : stride;
+                    scalable::View v;
+                    if (total == 0 || !scalable::parse(at, total, v, &why)) {
+                        return Item{nullptr, 0, -FI_EINVAL};
+                    }
+                    return Item{at, static_cast<uint32_t>(total), 0};
+                }
+                p += stride;
+                const size_t n = address::content_size(at, stride, &why);
                 if (n == 0) return Item{nullptr, 0, -FI_EINVAL};
-                return Item{p, static_cast<uint32_t>(n), 0};
+                return Item{at, static_cast<uint32_t>(n), 0};
             });
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;

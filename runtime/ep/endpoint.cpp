@@ -1,4 +1,5 @@
 #include "runtime/ep/endpoint.h"
+#include "runtime/ep/scalable.h"
 #include "runtime/ep/shared_rx.h"
 #include "runtime/ep/shared_tx.h"
 
@@ -1139,7 +1140,32 @@ unsigned Endpoint::progress_cb(void *arg) {
     // Receives waiting in a shared receive context may want what arrived (its lock comes
     // before the worker lock: runtime/ep/shared_rx.h).
     if (ep->srx_ != nullptr && ep->srx_->has_waiting()) ep->srx_->dispatch(ep, unexpected_seen);
+    // A scalable endpoint's context that found nothing lends its sibling transmit contexts a
+    // progress call now and then (runtime/ep/scalable.h: a program may wait on a receive
+    // context for the answer to a send that needs its transmit context progressed).
+    if (n == 0 && ep->scalable_ != nullptr &&
+        (ep->help_ticks_.fetch_add(1, std::memory_order_relaxed) & kHelpEvery) == 0) {
+        ep->scalable_->help_progress(ep);
+    }
     return n;
+}
+
+bool Endpoint::progress_if_free() noexcept {
+    const bool locked = worker_lock_.needed();
+    // Without a lock, only where the application serializes the whole domain (under
+    // FI_THREAD_COMPLETION another context's thread may be inside it).
+    if (!locked && domain_->threading != FI_THREAD_DOMAIN) return false;
+    if (locked && !worker_lock_.spin().try_lock()) return false;  // its owner is at it
+    bool progressed = false;
+    proto::DataPath *dp = data_path();
+    transports::EndpointWorker *w = worker();
+    if (dp != nullptr && w != nullptr && dp->tx_outstanding() > 0) {
+        (void)w->progress();
+        if (dp->wants_progress()) (void)dp->progress();
+        progressed = true;
+    }
+    if (locked) worker_lock_.spin().unlock();
+    return progressed;
 }
 
 template unsigned Endpoint::progress_cb<true>(void *);

@@ -57,6 +57,7 @@ namespace ufi::runtime::ep {
 
 class SharedRx;
 class SharedTx;
+class ScalableEndpoint;
 
 // The data-transfer tables of one locking choice.
 struct DataOps {
@@ -167,6 +168,14 @@ class Endpoint : public EndpointFace {
     void attach_mr() noexcept { bound_mrs_.fetch_add(1, std::memory_order_relaxed); }
     void detach_mr() noexcept { bound_mrs_.fetch_sub(1, std::memory_order_relaxed); }
 
+    // A transmit or receive context of a scalable endpoint (runtime/ep/scalable.h) is an
+    // endpoint of its own, with this set; nullptr for every other endpoint.
+    ScalableEndpoint *scalable() const noexcept { return scalable_; }
+    void set_scalable(ScalableEndpoint *sep) noexcept { scalable_ = sep; }
+    // A sibling context's helping hand: progresses this endpoint once if its worker lock is
+    // free now and sends of it are not complete; whether it did.
+    bool progress_if_free() noexcept;
+
     // Read access for the data path and white-box tests.
     Domain *domain() const noexcept { return domain_; }
     const fi_info &info() const noexcept { return *info_; }
@@ -246,6 +255,10 @@ class Endpoint : public EndpointFace {
     socklen_t cm_name_len_ = 0;
     SharedRx *srx_ = nullptr;  // its receives come from there (set before fi_enable, kept)
     SharedTx *stx_ = nullptr;
+    ScalableEndpoint *scalable_ = nullptr;  // the scalable endpoint it is a context of
+    // Its empty progress calls, counted: every kHelpEvery + 1-th lends siblings a call.
+    static constexpr uint32_t kHelpEvery = 63;
+    std::atomic<uint32_t> help_ticks_{0};
     std::vector<EndpointAlias *> aliases_;  // open aliases (fi_close is -FI_EBUSY while any is)
     std::vector<uint8_t> auth_key_;          // classic key: the endpoint's or the domain's
     std::vector<fi_addr_t> held_auth_keys_;  // FI_AV_AUTH_KEY domains, taken at enable

@@ -43,7 +43,11 @@ int EndpointFace::set_ops_flags(uint64_t flags) noexcept {
 }
 
 EndpointFace *face_of(fid_t fid) noexcept {
-    // (Endpoints and aliases register their fi_ops tables under FI_CLASS_EP.)
+    // (Endpoints and aliases register their fi_ops tables under FI_CLASS_EP; a scalable
+    // endpoint's contexts, endpoints too, under FI_CLASS_TX_CTX and FI_CLASS_RX_CTX.)
+    if (fid != nullptr && (fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX)) {
+        return object_of<EndpointFace>(fid, fid->fclass);
+    }
     return object_of<EndpointFace>(fid, FI_CLASS_EP);
 }
 

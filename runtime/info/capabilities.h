@@ -15,9 +15,12 @@ namespace ufi::runtime::info {
 // receive (Open MPI's OFI MTL requires it; it costs no tag bits), RMA (reads and writes) and
 // atomics (every op on every datatype), executed by the target: docs/rma.md.
 // FI_REMOTE_CQ_DATA: 8 bytes of remote CQ data with every message and fi_writedata.
+// FI_NAMED_RX_CTX: a scalable endpoint's receive contexts are reached by fi_rx_addr
+// (runtime/ep/scalable.h).
 inline constexpr uint64_t kPrimaryCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
                                          FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA | FI_RMA | FI_ATOMIC |
-                                         FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+                                         FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                                         FI_NAMED_RX_CTX;
 
 // Secondary capabilities of every domain: completions report the sender (FI_SOURCE; returned
 // only when asked for, as fi_getinfo(3) says); multi-receive buffers for untagged messages
@@ -108,7 +111,7 @@ inline constexpr fi_ep_type kEndpointTypes[] = {FI_EP_RDM, FI_EP_DGRAM, FI_EP_MS
 
 // FI_EP_DGRAM's capabilities: messages and tagged messages with their receive variants.
 inline constexpr uint64_t kDgramPrimaryCaps =
-    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA;
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_REMOTE_CQ_DATA | FI_NAMED_RX_CTX;
 inline constexpr uint64_t kDgramSecondaryCaps = FI_SOURCE | FI_SOURCE_ERR | FI_MULTI_RECV;
 // FI_EP_MSG's capabilities: RDM's, less what needs an AV (a connected endpoint has one peer).
 inline constexpr uint64_t kMsgEpPrimaryCaps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
@@ -167,6 +170,10 @@ inline constexpr size_t kRxSize = 16384;
 // Object counts per domain.
 inline constexpr size_t kCqCount = 1024;
 inline constexpr size_t kEpCount = 1024;
+// Transmit and receive contexts of a scalable endpoint (FI_EP_RDM and FI_EP_DGRAM; each is an
+// endpoint of its own: runtime/ep/scalable.h), each kind; what its name can hold
+// (transports/scalable_name.h).
+inline constexpr size_t kMaxScalableContexts = 64;
 inline constexpr size_t kCntrCount = 1024;
 inline constexpr size_t kMrCount = size_t{1} << 24;
 inline constexpr size_t kMrIovLimit = 8;  // fi_mr_regv (runtime/mr/limits.h)

@@ -11,6 +11,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -136,12 +137,14 @@ bool check_ep(const fi_ep_attr &prov, const fi_ep_attr &hint, std::string &why) 
         why = "max_order_{raw,war,waw}_size larger than ufi's ordering limits";
         return false;
     }
-    if (hint.tx_ctx_cnt > prov.tx_ctx_cnt && hint.tx_ctx_cnt != FI_SHARED_CONTEXT) {
-        why = too_big("ep_attr tx_ctx_cnt", hint.tx_ctx_cnt, prov.tx_ctx_cnt);
+    // (More than one context: a scalable endpoint's, on the connectionless types.)
+    const size_t max_ctx = prov.type == FI_EP_MSG ? prov.tx_ctx_cnt : kMaxScalableContexts;
+    if (hint.tx_ctx_cnt > max_ctx && hint.tx_ctx_cnt != FI_SHARED_CONTEXT) {
+        why = too_big("ep_attr tx_ctx_cnt", hint.tx_ctx_cnt, max_ctx);
         return false;
     }
-    if (hint.rx_ctx_cnt > prov.rx_ctx_cnt && hint.rx_ctx_cnt != FI_SHARED_CONTEXT) {
-        why = too_big("ep_attr rx_ctx_cnt", hint.rx_ctx_cnt, prov.rx_ctx_cnt);
+    if (hint.rx_ctx_cnt > max_ctx && hint.rx_ctx_cnt != FI_SHARED_CONTEXT) {
+        why = too_big("ep_attr rx_ctx_cnt", hint.rx_ctx_cnt, max_ctx);
         return false;
     }
     if (hint.auth_key_size == FI_AV_AUTH_KEY) {
@@ -430,11 +433,26 @@ MatchResult match_hints(const fi_info &cand, const fi_info *hints, uint32_t api_
             d.tclass = granted_tclass(h.tclass);
             d.mode = cand.domain_attr->mode & h.mode;
         }
+        // Scalable endpoints' contexts are reported to applications that ask for them:
+        // FI_NAMED_RX_CTX, more than one context, or room for more. Others are told 1, as of
+        // an endpoint: Open MPI 4.1's btl/ofi opens a scalable endpoint whenever
+        // max_ep_tx_ctx > 1 and reads its name into FI_NAME_MAX bytes, which a name of one
+        // name per context outgrows (docs/endpoints.md). fi_scalable_ep works either way.
+        const bool asks_scalable =
+            (hints->caps & FI_NAMED_RX_CTX) ||
+            (hints->ep_attr && ((hints->ep_attr->tx_ctx_cnt > 1 && hints->ep_attr->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+                                (hints->ep_attr->rx_ctx_cnt > 1 && hints->ep_attr->rx_ctx_cnt != FI_SHARED_CONTEXT))) ||
+            (hints->domain_attr && (hints->domain_attr->max_ep_tx_ctx > 1 || hints->domain_attr->max_ep_rx_ctx > 1));
+        if (!asks_scalable) {
+            out->domain_attr->max_ep_tx_ctx = std::min<size_t>(out->domain_attr->max_ep_tx_ctx, 1);
+            out->domain_attr->max_ep_rx_ctx = std::min<size_t>(out->domain_attr->max_ep_rx_ctx, 1);
+        }
         // FI_SHARED_CONTEXT asked for stays in the answer: the endpoint then takes its
         // contexts from fi_stx_context / fi_srx_context (runtime/ep/shared_rx.h).
         if (hints->ep_attr) {
-            if (hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT) out->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
-            if (hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT) out->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+            // (So do the context counts of a scalable endpoint: fi_scalable_ep opens that many.)
+            if (hints->ep_attr->tx_ctx_cnt != 0) out->ep_attr->tx_ctx_cnt = hints->ep_attr->tx_ctx_cnt;
+            if (hints->ep_attr->rx_ctx_cnt != 0) out->ep_attr->rx_ctx_cnt = hints->ep_attr->rx_ctx_cnt;
         }
         bool keys_ok = true;
         if (hints->domain_attr) {

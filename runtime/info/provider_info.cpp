@@ -126,8 +126,8 @@ fi_info *make_provider_info(const DomainOffer &offer, fi_ep_type type, uint32_t 
     dom.ep_cnt = kEpCount;
     dom.tx_ctx_cnt = kEpCount;
     dom.rx_ctx_cnt = kEpCount;
-    dom.max_ep_tx_ctx = 1;
-    dom.max_ep_rx_ctx = 1;
+    dom.max_ep_tx_ctx = connected ? 1 : kMaxScalableContexts;
+    dom.max_ep_rx_ctx = connected ? 1 : kMaxScalableContexts;
     // Endpoints a shared transmit or receive context serves (runtime/ep/shared_rx.h): any.
     dom.max_ep_stx_ctx = kEpCount;
     dom.max_ep_srx_ctx = kEpCount;

@@ -585,7 +585,9 @@ int bind_mr(Mr *mr, fid_t bfid, std::uint64_t flags) {
             cntr::attach_mr(c);
             return 0;
         }
-        case FI_CLASS_EP: {
+        case FI_CLASS_EP:
+        case FI_CLASS_TX_CTX:  // (a scalable endpoint's contexts are endpoints)
+        case FI_CLASS_RX_CTX: {
             if (!policy.endpoint) {
                 UFI_LOG_WARN(
                     Subsys::Mr,

@@ -344,6 +344,7 @@ class DataPath {
     bool deliver_for_test(uint8_t id, void *data, size_t length) noexcept;
 
     size_t tx_left() const noexcept { return tx_size_ - tx_outstanding_; }
+    size_t tx_outstanding() const noexcept { return tx_outstanding_; }
     size_t rx_left() const noexcept { return rx_size_ - rx_posted_; }
     const DataPathStats &stats() const noexcept { return stats_; }
     size_t peer_count() const noexcept { return peers_.size(); }

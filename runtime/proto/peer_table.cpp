@@ -8,6 +8,7 @@
 #include "runtime/proto/wire.h"
 #include "transports/status.h"
 #include "transports/address_svc.h"
+#include "transports/scalable_name.h"
 
 #include <rdma/fi_errno.h>
 
@@ -18,6 +19,7 @@
 namespace ufi::runtime::proto {
 
 namespace address = transports::address;
+namespace scalable = transports::scalable;
 using log::Subsys;
 
 Peer *PeerTable::add(address::EndpointAddress &&a) {
@@ -32,11 +34,52 @@ Peer *PeerTable::add(address::EndpointAddress &&a) {
 
 Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
     const uint64_t index = addr;
+    // fi_rx_addr's form (a receive context's index in the top rx_ctx_bits bits): a scalable
+    // peer's receive context j, cached apart from plain indices.
+    const int bits = av::rx_ctx_bits(dp_.cfg_.av);
+    const uint64_t entry = addr & av::encoding::kLowMask;
+    const uint64_t rx = bits > 0 ? addr >> (64 - bits) : 0;
+    const bool rx_form = rx != 0 && entry <= av::encoding::kMaxEntryIndex &&
+                         av::encoding::meaningless_bits(addr, bits) == 0;
+    if (rx_form && entry < by_rx_addr_.size() && rx < by_rx_addr_[entry].size()) {
+        const AddrCache &c = by_rx_addr_[entry][rx];
+        if (c.version != 0 && c.version == av::version_at(c.version_ptr)) return peers_[c.peer].get();
+    }
     av::PeerEntry e;
     if (av::resolve(dp_.cfg_.av, addr, e) != 0) return nullptr;
     try {
+        const uint8_t *blob = e.blob;
+        size_t len = e.len;
+        if (scalable::starts_scalable(blob, len)) {
+            // A scalable endpoint's entry: the name of the receive context the address picks
+            // (0 without fi_rx_addr).
+            scalable::View v;
+            std::string why;
+            if (!scalable::parse(blob, len, v, &why)) return nullptr;  // (the AV validated it)
+            if (rx >= v.rx_count) {
+                UFI_LOG_WARN(Subsys::EpData,
+                             "fi_addr {:#x} names receive context {} of a scalable endpoint "
+                             "with {} receive contexts",
+                             addr, rx, v.rx_count);
+                return nullptr;
+            }
+            blob = v.rx(static_cast<uint32_t>(rx));
+            len = v.name_len;
+        }
         address::EndpointAddress a;
-        if (!address::unpack(e.blob, e.len, a)) return nullptr;  // the AV validated it
+        if (!address::unpack(blob, len, a)) return nullptr;  // the AV validated it
+        if (rx != 0 && blob == e.blob) {
+            // Not a scalable endpoint's name. A host and port reaches receive context j of
+            // the scalable endpoint listening there at port + j (scalable_name.h); an
+            // ordinary endpoint's name has no context but 0.
+            if (a.uuid != 0 || !scalable::offset_tcp_ports(a, static_cast<uint32_t>(rx))) {
+                UFI_LOG_WARN(Subsys::EpData,
+                             "fi_addr {:#x} names receive context {} of an address that is "
+                             "neither a scalable endpoint's name nor a host and port",
+                             addr, rx);
+                return nullptr;
+            }
+        }
         // Its own name: the full address (names leave out self, which only it can use).
         if (a.uuid == dp_.cfg_.uuid && a.endpoint_id == dp_.cfg_.endpoint_id &&
             !address::unpack(dp_.cfg_.address.data(), dp_.cfg_.address.size(), a)) {
@@ -73,6 +116,11 @@ Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
         if (index <= av::encoding::kMaxEntryIndex) {
             if (index >= by_addr_.size()) by_addr_.resize(index + 1);
             by_addr_[index] = {av::entry_version_ptr(dp_.cfg_.av, addr), e.version, p->local_idx};
+        } else if (rx_form) {
+            if (entry >= by_rx_addr_.size()) by_rx_addr_.resize(entry + 1);
+            auto &row = by_rx_addr_[entry];
+            if (rx >= row.size()) row.resize(rx + 1);
+            row[rx] = {av::entry_version_ptr(dp_.cfg_.av, entry), e.version, p->local_idx};
         }
         return p;
     } catch (const std::bad_alloc &) {

@@ -45,7 +45,8 @@ class PeerTable {
     void clear() noexcept { peers_.clear(); }
 
     // The peer an AV entry names, made known on first use; nullptr when fi_addr names no
-    // entry or its address does not parse. The cache (the AV entry's version, one load,
+    // entry or its address does not parse. A scalable endpoint's entry names one peer per
+    // receive context: fi_rx_addr's index picks it (0 without). The cache (the AV entry's version, one load,
     // still the one the peer was found for) is inline; resolve() does the rest. Bits beyond
     // the entry index are checked by resolve(), never cached: an fi_addr_t with them set
     // misses.
@@ -101,6 +102,8 @@ class PeerTable {
         uint32_t peer = kNoPeer;
     };
     std::vector<AddrCache> by_addr_;
+    // fi_rx_addr addresses (a receive context of a scalable peer): [entry index][context].
+    std::vector<std::vector<AddrCache>> by_rx_addr_;
 };
 
 }  // namespace ufi::runtime::proto

@@ -148,7 +148,7 @@ TEST_F(NullArgs, GetinfoAndOpen) {
 TEST_F(NullArgs, NotYetOffered) {
     EXPECT_EQ(fi_passive_ep(fabric_, info_, nullptr, nullptr), -FI_EINVAL);  // (offered: a NULL pep)
     EXPECT_EQ(fabric_->ops->wait_open(fabric_, nullptr, nullptr), -FI_ENOSYS);  // deprecated
-    EXPECT_EQ(fi_scalable_ep(domain_, info_, nullptr, nullptr), -FI_ENOSYS);
+    EXPECT_EQ(fi_scalable_ep(domain_, info_, nullptr, nullptr), -FI_EINVAL);  // (offered: a NULL sep)
     EXPECT_EQ(domain_->ops->poll_open(domain_, nullptr, nullptr), -FI_ENOSYS);  // deprecated
     // (offered: a NULL context pointer)
     EXPECT_EQ(fi_stx_context(domain_, nullptr, nullptr, nullptr), -FI_EINVAL);

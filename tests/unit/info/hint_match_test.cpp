@@ -95,10 +95,12 @@ const Case kCases[] = {
     {"msg_order RAW given when asked", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_RAW; }, nullptr},
     {"msg_order FI_ORDER_DATA (deprecated) not guaranteed", [](fi_info &h) { h.tx_attr->msg_order = FI_ORDER_DATA; }, "msg_order"},
     {"commit complete unsupported", [](fi_info &h) { h.tx_attr->op_flags = FI_COMMIT_COMPLETE; }, "FI_COMMIT_COMPLETE"},
-    {"ep tx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 2; }, "tx_ctx_cnt"},
+    {"ep tx_ctx_cnt 2 (a scalable endpoint's)", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 2; }, nullptr},
+    {"ep tx_ctx_cnt 65 (beyond scalable endpoints' 64)", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = 65; }, "tx_ctx_cnt"},
     {"shared transmit context", [](fi_info &h) { h.ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT; }, nullptr},
     {"shared receive context", [](fi_info &h) { h.ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT; }, nullptr},
-    {"ep rx_ctx_cnt 2 (scalable) not yet", [](fi_info &h) { h.ep_attr->rx_ctx_cnt = 2; }, "rx_ctx_cnt"},
+    {"ep rx_ctx_cnt 64 (a scalable endpoint's)", [](fi_info &h) { h.ep_attr->rx_ctx_cnt = 64; }, nullptr},
+    {"ep rx_ctx_cnt 65 (beyond scalable endpoints' 64)", [](fi_info &h) { h.ep_attr->rx_ctx_cnt = 65; }, "rx_ctx_cnt"},
     {"max_msg_size within", [](fi_info &h) { h.ep_attr->max_msg_size = 1 << 20; }, nullptr},
     {"protocol UCX", [](fi_info &h) { h.ep_attr->protocol = FI_PROTO_UCX; }, nullptr},
     {"protocol RXM not ours", [](fi_info &h) { h.ep_attr->protocol = FI_PROTO_RXM; }, "protocol"},
@@ -152,7 +154,7 @@ TEST(HintMatch, NullHintsMatchEverything) {
     EXPECT_EQ(out->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC |
                              FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT |
                              FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR | FI_FENCE |
-                             FI_LOCAL_COMM | FI_REMOTE_COMM |
+                             FI_LOCAL_COMM | FI_REMOTE_COMM | FI_NAMED_RX_CTX |
                              FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM | FI_AV_USER_ID | FI_SHARED_AV);
     EXPECT_EQ(out->tx_attr->msg_order, kRequestableOrder) << "without hints: every ordering";
@@ -283,7 +285,7 @@ TEST(HintMatch, LocalOnlyDomainRefusesRemoteComm) {
     EXPECT_EQ(cand->caps, FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC |
                               FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT |
                               FI_MULTI_RECV | FI_REMOTE_CQ_DATA | FI_SOURCE | FI_SOURCE_ERR | FI_FENCE |
-                              FI_LOCAL_COMM | FI_AV_USER_ID | FI_SHARED_AV |
+                              FI_LOCAL_COMM | FI_AV_USER_ID | FI_SHARED_AV | FI_NAMED_RX_CTX |
                               FI_TAGGED_DIRECTED_RECV | FI_TAGGED_MULTI_RECV |
                               FI_EXACT_DIRECTED_RECV)
         << "everything offered (the 2.0 receive caps given only on request)";
