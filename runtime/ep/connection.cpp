@@ -1,6 +1,7 @@
 // A connected endpoint's connection (connection.h).
 #include "runtime/ep/connection.h"
 
+#include "base/config/config.h"
 #include "base/log/log.h"
 #include "runtime/ep/cm_data.h"
 #include "runtime/ep/endpoint.h"
@@ -14,6 +15,8 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace ufi::runtime::ep {
@@ -21,9 +24,38 @@ namespace ufi::runtime::ep {
 using log::Subsys;
 namespace cm = transports::cm;
 
+namespace {
+
+// How long the accepting side of a connection leaves its peer to end it first
+// (UFI_NAMED_CLOSE_WAIT; the destructor's comment says why).
+std::chrono::milliseconds named_close_wait() {
+    static const auto bound = std::chrono::milliseconds(
+        std::clamp<int64_t>(config::registry().get_int("UFI_NAMED_CLOSE_WAIT"), 0, 60000));
+    return bound;
+}
+
+}  // namespace
+
 EndpointConnection::~EndpointConnection() {
     if (registered_) eq_.remove_progress({&EndpointConnection::progress_cb, this});
     std::lock_guard<std::mutex> lock(mu_);
+    // An accepted connection lives on the listener's port: closing it first would keep that
+    // port in TIME_WAIT (a server restarted there, or an RDM endpoint listening there next,
+    // could not take it for a minute). Its peer gets UFI_NAMED_CLOSE_WAIT to close first, as
+    // for RDM endpoints on named ports (transports/iface/close_order.h).
+    if (conn_ && accepted_ && (state_ == State::kConnected || disconnect_deferred_)) {
+        const auto bound = disconnect_deferred_
+                               ? std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              disconnect_due_ - std::chrono::steady_clock::now()),
+                                          std::chrono::milliseconds(0))
+                               : named_close_wait();
+        if (!conn_->await_peer_close(bound)) {
+            UFI_LOG_INFO(Subsys::EpCtrl,
+                         "fi_close: the peer kept the connection after {} ms: closing it first "
+                         "(the listener's port stays in TIME_WAIT for a while)",
+                         named_close_wait().count());
+        }
+    }
     conn_.reset();  // (disconnects if up)
 }
 
@@ -101,6 +133,7 @@ int EndpointConnection::accept(ConnRequest &request, std::span<const uint8_t> ad
         return rc;
     }
     request.used = true;
+    accepted_ = true;
     cm_ = request.cm;
     try {
         const std::vector<uint8_t> data = cm_data::pack(cm_data::kAccept, address, param, paramlen);
@@ -126,7 +159,16 @@ int EndpointConnection::shutdown() noexcept {
     if (state_ == State::kIdle) return -FI_ENOTCONN;
     const bool was_up = state_ == State::kConnected;
     state_ = State::kOver;
-    if (conn_) (void)conn_->disconnect();
+    if (conn_ && was_up && accepted_ && named_close_wait().count() > 0) {
+        // The accepting side ends the CM connection after its peer did, or once
+        // UFI_NAMED_CLOSE_WAIT passed (checked by EQ reads and at fi_close), not at once: both
+        // sides of fabtests' programs call fi_shutdown together, and a close from both keeps
+        // the listener's port in TIME_WAIT on this side. The data path stops now.
+        disconnect_deferred_ = true;
+        disconnect_due_ = std::chrono::steady_clock::now() + named_close_wait();
+    } else if (conn_) {
+        (void)conn_->disconnect();
+    }
     ep_.connection_lost(-FI_ESHUTDOWN);
     // This side's EQ hears of it too, as with libfabric's verbs and tcp providers (fabtests'
     // fi_cm_data waits for it after its own fi_shutdown).
@@ -178,6 +220,11 @@ void EndpointConnection::post_error(int err, std::span<const uint8_t> data) noex
 void EndpointConnection::progress() noexcept {
     std::unique_lock<std::mutex> lock(mu_);
     if (!conn_) return;
+    if (disconnect_deferred_ && (conn_->await_peer_close(std::chrono::milliseconds(0)) ||
+                                 std::chrono::steady_clock::now() >= disconnect_due_)) {
+        disconnect_deferred_ = false;
+        (void)conn_->disconnect();  // (kOk when the peer ended it already)
+    }
     cm::CmEvent e;
     while (conn_ && conn_->next(e)) {
         switch (e.kind) {

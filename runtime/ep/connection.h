@@ -10,6 +10,7 @@
 
 #include <rdma/fabric.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,11 @@ class EndpointConnection {
     std::mutex mu_;
     State state_ = State::kIdle;
     bool registered_ = false;
+    bool accepted_ = false;  // fi_accept made it: it lives on the listener's port
+    // fi_shutdown of an accepted connection: the CM connection ends once the peer ended it,
+    // or at disconnect_due_ (connection.cpp says why).
+    bool disconnect_deferred_ = false;
+    std::chrono::steady_clock::time_point disconnect_due_{};
     std::shared_ptr<transports::cm::ConnectionManager> cm_;
     std::unique_ptr<transports::cm::CmConnection> conn_;
     sockaddr_storage peer_{};

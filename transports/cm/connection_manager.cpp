@@ -9,6 +9,7 @@
 #include <ucs/sys/sock.h>
 
 #include <cstring>
+#include <thread>
 
 namespace ufi::transports::cm {
 
@@ -492,6 +493,22 @@ Status CmConnection::disconnect() {
     std::lock_guard<std::mutex> lock(cm_->mu_);
     const ucs_status_t s = uct_ep_disconnect(ep_.get(), 0);
     return s == UCS_ERR_NOT_CONNECTED ? kOk : status_of(s);
+}
+
+bool CmConnection::await_peer_close(std::chrono::milliseconds bound) noexcept {
+    if (!cm_) return true;
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    for (;;) {
+        {
+            // (UCX's async thread records the peer's disconnect: nothing to progress here.)
+            std::lock_guard<std::mutex> lock(state_->queue.mu);
+            if (!state_->up || state_->ended || state_->disconnect_called || state_->peer_gone) {
+                return true;
+            }
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 CmConnection::~CmConnection() {

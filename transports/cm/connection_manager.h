@@ -18,6 +18,7 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -90,6 +91,11 @@ class CmConnection {
     bool next(CmEvent &out);
     // Ends the connection (the peer gets kDisconnected); kOk also when it was over already.
     Status disconnect();
+    // Waits, at most `bound`, for the peer to end a connection that is up: an accepted one
+    // lives on its listener's port, and the side that closes a tcp connection first keeps it
+    // in TIME_WAIT, which stops a listener of UCT's tcp iface (no SO_REUSEADDR) from taking
+    // that port for a minute. Whether the peer ended it (or it was not up).
+    bool await_peer_close(std::chrono::milliseconds bound) noexcept;
 
   private:
     friend class ConnectionManager;
