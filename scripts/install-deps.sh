@@ -14,6 +14,7 @@ packages=(
   libfabric-bin                 # compat tests: Debian's fi_info / fi_pingpong against our libfabric.so.1
   iproute2                      # network-namespace tests
   openmpi-bin libopenmpi-dev    # MPI tests: Open MPI's OFI MTL and BTL over our libfabric.so.1
+  groff-base man-db bsdextrautils  # man pages: rendered and checked for warnings (groff, man -l, col)
 )
 
 missing=()

@@ -34,6 +34,12 @@ check test -f "$root$libdir/$compat/libfabric.so.1"
 check test -f "$root$libdir/pkgconfig/ufi.pc"
 check test -f "$root$libdir/$compat/pkgconfig/libfabric.pc"
 check test -x "$root$prefix/bin/ufi_info"
+mandir=$(meson introspect "$build" --buildoptions | python3 -c \
+  'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="mandir"))')
+case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
+check test -f "$root$mandir/man7/fi_ufi.7"
+check test -f "$root$mandir/man1/ufi_info.1"
+check test -f "$root$mandir/man1/ufi_perf.1"
 soname=$(objdump -p "$root$libdir/$compat/libfabric.so.1" | awk '/SONAME/ {print $2}')
 check test "$soname" = "libfabric.so.1"
 
