@@ -1,5 +1,6 @@
 // fi_fabric, fi_fabric2 and the fabric's ops tables.
 #include "api/export.h"
+#include "api/loader.h"
 #include "runtime/fid_cast.h"
 #include "api/objects.h"
 #include "runtime/wait/trywait.h"
@@ -95,3 +96,11 @@ UFI_EXPORT int fi_fabric2(struct fi_info *info, struct fid_fabric **fabric, uint
     }
     return ufi::api::guarded([&] { return open("fi_fabric2", info->fabric_attr, fabric, context); });
 }
+
+namespace ufi::api {
+
+int loader_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) {
+    return guarded([&] { return open("fi_fabric (loaded as a provider)", attr, fabric, context); });
+}
+
+}  // namespace ufi::api

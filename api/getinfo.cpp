@@ -2,6 +2,7 @@
 // caller's structs only up to the size its version knew (shared/abi-notes.md), copying them
 // into zeroed full-size ones before the runtime sees them.
 #include "api/export.h"
+#include "api/loader.h"
 #include "base/log/log.h"
 #include "runtime/ep/passive_endpoint.h"
 #include "runtime/info/getinfo.h"
@@ -14,6 +15,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 
 namespace {
@@ -129,3 +131,30 @@ UFI_GETINFO_VERSION(v1_3, kLayout_1_3, FABRIC_1.3);
 UFI_GETINFO_VERSION(v1_7, kLayout_1_7, FABRIC_1.7);
 UFI_GETINFO_VERSION(v1_8, kLayout_1_8, FABRIC_1.8);
 UFI_GETINFO_VERSION(v1_9, kLayout_1_9, FABRIC_1.9);
+
+namespace ufi::api {
+
+int loader_getinfo(uint32_t loader_version, uint32_t version, const char *node,
+                   const char *service, uint64_t flags, const fi_info *hints, fi_info **info) {
+    // The structs a loading libfabric passes and reads are its own version's: FABRIC_1.3's
+    // layout up to 1.19, FABRIC_1.7's in 1.20 to 1.22, then 2.0's and 2.1's (libfabric's
+    // symbol history, shared/abi-notes.md).
+    const uint32_t major = FI_MAJOR(loader_version), minor = FI_MINOR(loader_version);
+    const AttrLayout &layout = major < 2 ? (minor < 20 ? kLayout_1_3 : kLayout_1_7)
+                               : minor == 0 ? kLayout_1_8
+                               : minor == 1 ? kLayout_1_9
+                                            : kLayout_1_10;
+    const int rc = getinfo_sized(layout, version, node, service, flags, hints, info);
+    if (rc != 0) return rc;
+    // The loader names the provider itself (it appends its own name to one already set, as a
+    // utility provider's over a core provider's).
+    for (fi_info *i = *info; i != nullptr; i = i->next) {
+        if (i->fabric_attr != nullptr) {
+            std::free(i->fabric_attr->prov_name);
+            i->fabric_attr->prov_name = nullptr;
+        }
+    }
+    return 0;
+}
+
+}  // namespace ufi::api
