@@ -31,10 +31,10 @@ run_pair() {
   local type=$1 mode=$2 slog clog port
   slog=$(mktemp) clog=$(mktemp)
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  timeout 120 fi_pingpong -p ufi -e "$type" -m "$mode" -S 1,1k,64k,1m -I 20 -c -B "$port" >"$slog" 2>&1 &
+  timeout 120 fi_pingpong -p ufi -e "$type" -m "$mode" -S all -I 20 -c -B "$port" >"$slog" 2>&1 &
   local server=$!
   sleep 0.5
-  timeout 120 fi_pingpong -p ufi -e "$type" -m "$mode" -S 1,1k,64k,1m -I 20 -c -P "$port" 127.0.0.1 >"$clog" 2>&1
+  timeout 120 fi_pingpong -p ufi -e "$type" -m "$mode" -S all -I 20 -c -P "$port" 127.0.0.1 >"$clog" 2>&1
   local crc=$?
   wait "$server"
   local src=$?

@@ -34,6 +34,7 @@ check test -f "$root$libdir/$compat/libfabric.so.1"
 check test -f "$root$libdir/pkgconfig/ufi.pc"
 check test -f "$root$libdir/$compat/pkgconfig/libfabric.pc"
 check test -x "$root$prefix/bin/ufi_info"
+check test -f "$root$libdir/libfabric/libufi-fi.so"
 mandir=$(meson introspect "$build" --buildoptions | python3 -c \
   'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="mandir"))')
 case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
