@@ -90,7 +90,7 @@ inline constexpr size_t kStagedShort = 1024;
 inline constexpr size_t kMaxDescsHeld = 256;
 
 // UFI_RNDV_SPLIT's default: from here on, the sender's half of a shared copy comes back more
-// than the round trip that starts it costs (docs/performance.md, "Rendezvous copied by both
+// than the round trip that starts it costs (docs/performance-history.md, "Rendezvous copied by both
 // sides").
 inline constexpr size_t kDefaultRndvSplit = 64 * 1024;
 // UFI_RX_SLIP's default (rx_slip.h): on this machine an 8-byte stream is fastest from about

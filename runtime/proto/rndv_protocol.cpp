@@ -75,7 +75,7 @@ void RndvProtocol::choose(Peer &p) {
     } else if (p.rndv_protocol == wire::kRndvGet && ifaces[p.rma_iface]->copies_on_cpu) {
         // A zero copy the CPU makes (cma, knem) costs a system call, a fraction of the 2 us
         // UCT's estimates give cma's overhead, which put the formula below at 30 KiB. Measured
-        // (docs/performance.md, "The rendezvous threshold over cma"), a message that needs a
+        // (docs/performance-history.md, "The rendezvous threshold over cma"), a message that needs a
         // second bcopy goes faster by rendezvous: 16 KiB one way 2.6 -> 2.0-2.2 us (ufi_perf,
         // Open MPI), writes and reads likewise; streams of 9-16 KiB lose a tenth to a fifth
         // of their rate, larger ones gain. (UCP's own latency there is a rendezvous's too.)

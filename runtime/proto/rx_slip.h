@@ -6,7 +6,7 @@
 // two cores several times per message and both sides slow down. Left alone for a moment
 // after each small batch, the receiver falls a few elements behind; the two then work on
 // different lines and the stream runs faster (8-byte messages here: about 0.15 us each at the
-// sender's heels, 0.10-0.11 us slipping; docs/performance.md, "Temporal slipping").
+// sender's heels, 0.10-0.11 us slipping; docs/performance-history.md, "Temporal slipping").
 //
 // When: after a poll that received fewer than kBehind data messages, none of this endpoint's
 // sends having gone out since the previous receiving poll. A receiver that answers what it

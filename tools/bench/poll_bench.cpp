@@ -5,7 +5,7 @@
 //   build/tools/bench/poll_bench                 (the first domain fi_getinfo offers)
 //   UFI_TLS=shm build/tools/bench/poll_bench     (another domain)
 //
-// Compare with libfabric's providers by running the same calls on them (docs/performance.md).
+// Compare with libfabric's providers by running the same calls on them (docs/performance-history.md).
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>

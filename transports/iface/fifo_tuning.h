@@ -5,7 +5,7 @@
 // 28-byte header; a longer one goes through a separate receive descriptor, two more cache
 // lines each way. UCX's 128-byte elements leave 100 bytes inline; ufi's 576 leave 548, and
 // 128-512-byte messages then take 0.29-0.39 us one way instead of 0.43-0.47 and stream 30-40 %
-// faster (docs/performance.md, "Shared-memory FIFO elements of 576 bytes"); 8-byte and 1 KiB
+// faster (docs/performance-history.md, "Shared-memory FIFO elements of 576 bytes"); 8-byte and 1 KiB
 // figures are unchanged.
 //
 // Why agree: the sender writes into the receiver's FIFO laid out by its own configuration

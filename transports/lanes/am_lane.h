@@ -146,7 +146,7 @@ class AmLane {
     //
     // prime(), when a message from this peer arrives (an answer to it is likely next): a
     // PREFETCHW takes the line back while the message is processed, long after the peer's
-    // read of it. 8-byte ping-pong latency fell by about a tenth (docs/performance.md).
+    // read of it. 8-byte ping-pong latency fell by about a tenth (docs/performance-history.md).
     // It also marks the next send to the peer as an answer (take_answer()).
     void prime() noexcept {
         if (fifo_head_ != nullptr && ep_) {

@@ -14,7 +14,7 @@
 // after the one that fetched the message. A sender that has answered a message and stopped
 // sending (AmLane::demote) therefore moves the head's line out to the shared cache with
 // CLDEMOTE, where the receiver's read finds it sooner: Open MPI's 8-byte ping-pong fell from
-// 1.11x Open MPI's own shared memory to 0.97x (docs/performance.md).
+// 1.11x Open MPI's own shared memory to 0.97x (docs/performance-history.md).
 //
 // UCT does not expose the head. mm_fifo() reads it from the endpoint's first words,
 // which UCX 1.13 to 1.18 lay out alike (uct_mm_ep_t: the base endpoint, the peer's FIFO
