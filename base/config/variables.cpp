@@ -37,7 +37,7 @@ constexpr VarDef table[] = {
     {"UFI_PEER_CHECK_INTERVAL", Int, "1000", "Milliseconds between checks that the peers an endpoint waits on are alive (shared memory: a dead process is otherwise silent); operations towards a dead peer complete with an error within about this time; 0 turns the checks off"},
     {"UFI_NAMED_CLOSE_WAIT", Int, "200", "Milliseconds fi_close of an endpoint listening on a port the application chose (a source address with a port) waits for the peers connected to that port to close first, so that the port can be listened on again at once (UCT's tcp listener sets no SO_REUSEADDR; the side that closes first keeps TIME_WAIT); also how long a connected endpoint accepted on a passive endpoint's port leaves its peer to end the connection first at fi_shutdown and fi_close; 0: close at once"},
     {"UFI_POLL_YIELD", Int, "256", "Empty fi_cq_read/fi_cq_readfrom calls in a row (nothing to read after progress) after which the polling thread yields its core once (sched_yield), so processes that share cores (more ranks than cores) make progress; 0: never"},
-    {"UFI_PROTO_INFO", Bool, "n", "Log (at info level, subsystem ep_data) the protocols chosen for each peer: the active-message transport, its limits, and the rendezvous protocol, transport and threshold"},
+    {"UFI_PROTO_INFO", Bool, "n", "Print (as info lines of subsystem ep_data, whatever UFI_LOG_LEVEL says) the protocols chosen for each peer: the active-message transport, its limits, and the rendezvous protocol, transport and threshold; and each endpoint's traffic counts when it closes"},
 };
 // clang-format on
 

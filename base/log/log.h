@@ -118,6 +118,15 @@ inline constexpr std::string_view provider_name = "ufi";
         }                                                                               \
     } while (0)
 
+// The same, printed whatever the level in effect when `asked_` is true: what a variable asks
+// for by name (UFI_PROTO_INFO, as UCX_PROTO_INFO prints without a log level of its own).
+#define UFI_LOG_IF_ASKED(asked_, level_, subsys_, ...)                                   \
+    do {                                                                                 \
+        if (::ufi::log::enabled(level_, subsys_) || (asked_)) {                          \
+            ::ufi::log::detail::emit(level_, subsys_, __func__, __LINE__, __VA_ARGS__);  \
+        }                                                                                \
+    } while (0)
+
 #define UFI_LOG_ERROR(subsys_, ...) UFI_LOG(::ufi::log::Level::Error, subsys_, __VA_ARGS__)
 #define UFI_LOG_WARN(subsys_, ...) UFI_LOG(::ufi::log::Level::Warn, subsys_, __VA_ARGS__)
 #define UFI_LOG_INFO(subsys_, ...) UFI_LOG(::ufi::log::Level::Info, subsys_, __VA_ARGS__)

@@ -104,7 +104,7 @@ DataPath::~DataPath() {
     // a high queued or unexpected count says where a benchmark's time went.
     const auto level = cfg_.proto_info ? log::Level::Info : log::Level::Debug;
     const DataPathStats &s = stats_;
-    UFI_LOG(level, Subsys::EpData,
+    UFI_LOG_IF_ASKED(cfg_.proto_info, level, Subsys::EpData,
             "endpoint closed: {} sends waited in a peer queue, {} messages came unexpected ({} "
             "kept in the transport's descriptor), {} "
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "

@@ -113,7 +113,7 @@ void RndvProtocol::choose(Peer &p) {
     // (SPLIT is the receiver's choice: this side's setting, for what it receives.)
     const bool split = p.rndv_protocol == wire::kRndvGet && dp_.cfg_.rndv_split != 0 &&
                        ifaces[p.rma_iface]->copies_on_cpu;
-    UFI_LOG(level, Subsys::EpData,
+    UFI_LOG_IF_ASKED(dp_.cfg_.proto_info, level, Subsys::EpData,
             "protocols to peer {}: active messages over {} (short {} B, bcopy {} B, zero-copy "
             "{} B); messages above {} B by rendezvous {}{}{}; RMA zero copy from {} B",
             tx::address::describe(p.address), p.lane.resource().label(), p.lane.max_short(),
