@@ -91,6 +91,15 @@ bool Endpoint::insert_peer(const std::vector<uint8_t> &name, std::string &error)
     return true;
 }
 
+bool Endpoint::insert(const std::vector<uint8_t> &name, fi_addr_t &out, std::string &error) {
+    const int rc = fi_av_insert(av_, name.data(), 1, &out, 0, nullptr);
+    if (rc != 1) {
+        error = "fi_av_insert of a peer's address failed (" + std::to_string(rc) + ")";
+        return false;
+    }
+    return true;
+}
+
 std::string Endpoint::domain_name() const {
     return info_ != nullptr && info_->domain_attr->name ? info_->domain_attr->name : "?";
 }

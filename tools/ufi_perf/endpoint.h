@@ -33,6 +33,8 @@ class Endpoint {
     uint64_t window_addr() const;
     std::vector<uint8_t> name() const;
     bool insert_peer(const std::vector<uint8_t> &name, std::string &error);
+    // One more peer (group runs: group.h): its fi_addr_t in `out`.
+    bool insert(const std::vector<uint8_t> &name, fi_addr_t &out, std::string &error);
 
     fid_ep *ep() const { return ep_; }
     fid_cq *cq() const { return cq_; }

@@ -1,6 +1,7 @@
 // ufi_perf: messaging benchmarks between two processes through ufi's public API, with
 // ucx_perftest's core flags (options.h) so the two line up in one run (docs/performance.md).
 #include "endpoint.h"
+#include "group.h"
 #include "oob.h"
 #include "options.h"
 #include "report.h"
@@ -44,6 +45,13 @@ int main(int argc, char **argv) {
         }
         std::fprintf(stderr, "ufi_perf: %s\n%s", error.c_str(), usage());
         return 2;
+    }
+    if (o.procs != 0) {
+        if (!o.server.empty()) {
+            std::fprintf(stderr, "ufi_perf: --procs starts its own processes: give no SERVER\n");
+            return 2;
+        }
+        return run_group(o);
     }
     const bool client = !o.server.empty();
 

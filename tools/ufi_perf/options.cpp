@@ -82,6 +82,10 @@ const char *usage() {
            "  -p PORT    TCP port of the address exchange (default 13337)\n"
            "  --csv      comma-separated output\n"
            "  --json     one JSON object per result per line\n"
+           "  --procs N  N processes of this host (2 to 64), started by ufi_perf, measure\n"
+           "             together: 8 B latency of every pair in turn, 8 B message rate with\n"
+           "             one peer each and with every peer, bandwidth of pairs (the largest\n"
+           "             -s, 1 MiB by default); -n scales each; no SERVER\n"
            "Transports: UFI_TLS, UFI_NET_DEVICES (as for every ufi program).\n";
 }
 
@@ -140,6 +144,14 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
             o.format = Format::Csv;
         } else if (!std::strcmp(a, "--json")) {
             o.format = Format::Json;
+        } else if (!std::strcmp(a, "--procs")) {
+            const char *n = value("--procs");
+            if (n == nullptr) return false;
+            if (!parse_u64(n, v) || v < 2 || v > 64) {
+                error = "--procs takes 2 to 64 processes";
+                return false;
+            }
+            o.procs = static_cast<uint32_t>(v);
         } else if (!std::strcmp(a, "-t")) {
             const char *t = value("-t");
             if (t == nullptr) return false;

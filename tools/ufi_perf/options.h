@@ -9,6 +9,7 @@
 //   -W WINDOW bandwidth tests: messages in flight           (64)
 //   -p PORT   TCP port of the address exchange              (13337)
 //   --csv / --json   output format (table by default)
+//   --procs N        N processes of this host measure together (group.h), no SERVER
 // Transports are chosen by UFI_TLS / UFI_NET_DEVICES, as for any ufi program.
 #pragma once
 
@@ -31,6 +32,7 @@ struct Options {
     uint16_t port = 13337;
     Format format = Format::Table;
     std::string server;  // empty: this is the server
+    uint32_t procs = 0;  // --procs N: a group of N processes of this host (group.h); 0: a pair
     // fadd_lat / fadd_rate: the fetching atomic and its datatype (-o, -D; FI_SUM on FI_UINT64
     // by default, as ucx_perftest's ucp_fadd).
     int atomic_op = 2;        // FI_SUM

@@ -1,0 +1,455 @@
+// ufi_perf --procs N (group.h).
+#include "group.h"
+
+#include "endpoint.h"
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace ufi::perf {
+
+namespace {
+
+constexpr int kTimeoutMs = 60000;
+// Small messages carry tags below 256 (the receives kept posted match only those); large ones
+// one above, so that no small receive takes them.
+constexpr uint64_t kTagLat = 0xA0, kTagRate = 0xB0, kTagAll = 0xC0, kTagAck = 0xFF;
+constexpr uint64_t kTagBw = uint64_t{1} << 32;
+constexpr int kSlots = 64;  // receives kept posted
+
+// ---- the socket between the launcher and one process ----------------------------------------
+
+bool write_all(int fd, const void *p, size_t n) {
+    const auto *b = static_cast<const uint8_t *>(p);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, b, n);
+        if (w <= 0) return false;
+        b += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
+}
+
+bool read_all(int fd, void *p, size_t n) {
+    auto *b = static_cast<uint8_t *>(p);
+    while (n > 0) {
+        pollfd pfd{fd, POLLIN, 0};
+        if (::poll(&pfd, 1, kTimeoutMs) <= 0) return false;
+        const ssize_t r = ::read(fd, b, n);
+        if (r <= 0) return false;
+        b += r;
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
+bool write_blob(int fd, const std::vector<uint8_t> &v) {
+    const uint32_t n = static_cast<uint32_t>(v.size());
+    return write_all(fd, &n, sizeof n) && write_all(fd, v.data(), n);
+}
+
+bool read_blob(int fd, std::vector<uint8_t> &v) {
+    uint32_t n = 0;
+    if (!read_all(fd, &n, sizeof n) || n > (1u << 20)) return false;
+    v.resize(n);
+    return read_all(fd, v.data(), n);
+}
+
+// ---- one process of the group -----------------------------------------------------------------
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+class Member {
+  public:
+    Member(int rank, int n, int fd, const Options &o) : rank_(rank), n_(n), fd_(fd), o_(o) {}
+
+    int run() {
+        std::string error;
+        if (!ep_.open(false, error)) return fail("opening the endpoint", error);
+        if (!write_blob(fd_, ep_.name())) return fail("the launcher", "left");
+        peers_.resize(n_);
+        for (int r = 0; r < n_; ++r) {
+            std::vector<uint8_t> name;
+            if (!read_blob(fd_, name)) return fail("the launcher", "sent no names");
+            if (!ep_.insert(name, peers_[r], error)) return fail("address exchange", error);
+        }
+        if (!post_slots(error)) return fail("posting receives", error);
+        // 1. Every pair's 8-byte one-way latency, one pair at a time.
+        for (int i = 0; i < n_; ++i) {
+            for (int j = i + 1; j < n_; ++j) {
+                if (!barrier()) return fail("the launcher", "left");
+                double lat = 0;
+                if ((rank_ == i || rank_ == j) && !pingpong(rank_ == i ? j : i, rank_ == i, lat, error))
+                    return fail("latency", error);
+                if (rank_ == i && !write_all(fd_, &lat, sizeof lat)) return fail("the launcher", "left");
+            }
+        }
+        // 2. 8-byte message rate with one peer: pairs (0,1), (2,3), ... at once.
+        if (!barrier()) return fail("the launcher", "left");
+        double rate = 0;
+        const int partner = (rank_ % 2 == 0) ? rank_ + 1 : rank_ - 1;
+        if (partner < n_ && !stream(partner, rank_ % 2 == 0, 8, o_.iters * 10, kTagRate, rate, error))
+            return fail("message rate, one peer", error);
+        if (!write_all(fd_, &rate, sizeof rate)) return fail("the launcher", "left");
+        // 3. 8-byte message rate with every peer, all at once.
+        if (!barrier()) return fail("the launcher", "left");
+        if (!all_to_all(o_.iters, rate, error)) return fail("message rate, every peer", error);
+        if (!write_all(fd_, &rate, sizeof rate)) return fail("the launcher", "left");
+        // 4. Bandwidth, pairs at once, at the largest -s size (1 MiB when -s is 8).
+        if (!barrier()) return fail("the launcher", "left");
+        const size_t size = bw_size();
+        if (partner < n_ &&
+            !stream(partner, rank_ % 2 == 0, size, std::max<uint64_t>(200, o_.iters / 20), kTagBw, rate, error))
+            return fail("bandwidth", error);
+        if (!write_all(fd_, &rate, sizeof rate)) return fail("the launcher", "left");
+        if (!barrier()) return fail("the launcher", "left");  // nobody closes early
+        return 0;
+    }
+
+    size_t bw_size() const {
+        const size_t m = *std::max_element(o_.sizes.begin(), o_.sizes.end());
+        return m <= 8 ? size_t{1} << 20 : m;
+    }
+
+  private:
+    int fail(const char *what, const std::string &why) {
+        std::fprintf(stderr, "ufi_perf --procs: rank %d: %s: %s\n", rank_, what, why.c_str());
+        return 1;
+    }
+
+    bool barrier() {
+        uint8_t b = 1;
+        return write_all(fd_, &b, 1) && read_all(fd_, &b, 1);
+    }
+
+    // Receives kept posted for small messages from anyone, any tag: slot i's context is &slot_[i].
+    bool post_slots(std::string &error) {
+        slot_.assign(kSlots, 0);
+        for (int i = 0; i < kSlots; ++i) {
+            if (!post_slot(i, error)) return false;
+        }
+        return true;
+    }
+    bool post_slot(int i, std::string &error) {
+        for (;;) {
+            const ssize_t rc = fi_trecv(ep_.ep(), &slot_[i], 8, nullptr, FI_ADDR_UNSPEC, 0, 0xFF, &slot_[i]);
+            if (rc == 0) return true;
+            if (rc != -FI_EAGAIN) {
+                error = std::string("fi_trecv: ") + fi_strerror(static_cast<int>(-rc));
+                return false;
+            }
+            if (!drain(error)) return false;
+        }
+    }
+
+    // Reads completions: small receives are counted by tag and reposted; big receives and
+    // sends counted. False on an error completion.
+    bool drain(std::string &error) {
+        fi_cq_entry e[32];
+        const ssize_t rc = fi_cq_read(ep_.cq(), e, 32);
+        if (rc == -FI_EAGAIN) return true;
+        if (rc < 0) {
+            fi_cq_err_entry err{};
+            error = rc == -FI_EAVAIL && fi_cq_readerr(ep_.cq(), &err, 0) == 1
+                        ? std::string("error completion: ") + fi_strerror(err.err)
+                        : std::string("fi_cq_read: ") + fi_strerror(static_cast<int>(-rc));
+            return false;
+        }
+        for (ssize_t k = 0; k < rc; ++k) {
+            void *ctx = e[k].op_context;
+            if (ctx == &send_ctx_) {
+                ++sends_done_;
+            } else if (ctx == &big_ctx_) {
+                ++big_received_;
+            } else {
+                const auto i = static_cast<int>(static_cast<uint64_t *>(ctx) - slot_.data());
+                ++small_received_;
+                if ((slot_[i] >> 48) == 0xC0C0) ++from_[(slot_[i] >> 32) & 0xFF];
+                if (!post_slot(i, error)) return false;
+            }
+        }
+        return true;
+    }
+    // (The CQ's entries carry contexts only: phases are kept apart by barriers and counts,
+    // the tags only name them on the wire.)
+    template <typename Done>
+    bool wait_until(Done &&done, std::string &error) {
+        const double deadline = now_s() + kTimeoutMs / 1000.0;
+        unsigned spins = 0;
+        while (!done()) {
+            if (!drain(error)) return false;
+            if (++spins % 4096 == 0 && now_s() > deadline) {
+                error = "timed out";
+                return false;
+            }
+        }
+        return true;
+    }
+
+    bool inject(int peer, const void *buf, size_t len, uint64_t tag, std::string &error) {
+        for (unsigned spins = 0;; ++spins) {
+            const ssize_t rc = fi_tinject(ep_.ep(), buf, len, peers_[peer], tag);
+            if (rc == 0) return true;
+            if (rc != -FI_EAGAIN) {
+                error = std::string("fi_tinject: ") + fi_strerror(static_cast<int>(-rc));
+                return false;
+            }
+            if (!drain(error)) return false;
+            if (spins == 0) inject_since_ = now_s();
+            if ((spins & 4095) == 4095 && now_s() - inject_since_ > kTimeoutMs / 1000.0) {
+                error = "fi_tinject to rank " + std::to_string(peer) + " was refused (-FI_EAGAIN) for " +
+                        std::to_string(kTimeoutMs / 1000) + " s";
+                return false;
+            }
+        }
+    }
+
+    bool pingpong(int peer, bool first, double &lat_us, std::string &error) {
+        const uint64_t iters = o_.iters, warmup = std::min<uint64_t>(o_.warmup, 1000);
+        uint64_t v = 0;
+        double t0 = 0;
+        for (uint64_t it = 0; it < warmup + iters; ++it) {
+            if (it == warmup) t0 = now_s();
+            const uint64_t want = small_received_ + 1;
+            if (first && !inject(peer, &v, 8, kTagLat, error)) return false;
+            if (!wait_until([&] { return small_received_ >= want; }, error)) return false;
+            if (!first && !inject(peer, &v, 8, kTagLat, error)) return false;
+        }
+        lat_us = (now_s() - t0) * 1e6 / static_cast<double>(iters) / 2.0;
+        return true;
+    }
+
+    // One-way stream of `count` messages of `size` to `peer` (sender) or from it (receiver),
+    // then an acknowledgement back; the sender's rate: messages per second (8 B) or MB/s.
+    bool stream(int peer, bool sender, size_t size, uint64_t count, uint64_t tag, double &rate,
+                std::string &error) {
+        rate = 0;
+        const bool big = size > 8;
+        std::vector<uint8_t> buf(size, 0x5a);
+        uint64_t ack = 0;
+        const double t0 = now_s();
+        if (sender) {
+            const uint64_t acks = small_received_ + 1;
+            const uint64_t done0 = sends_done_;
+            const uint32_t window = big ? 16 : o_.window;
+            for (uint64_t k = 0; k < count; ++k) {
+                if (!big) {
+                    if (!inject(peer, buf.data(), 8, tag, error)) return false;
+                    continue;
+                }
+                if (!wait_until([&] { return sends_done_ - done0 + window > k; }, error)) return false;
+                for (;;) {
+                    const ssize_t rc = fi_tsend(ep_.ep(), buf.data(), size, nullptr, peers_[peer], tag, &send_ctx_);
+                    if (rc == 0) break;
+                    if (rc != -FI_EAGAIN || !drain(error)) {
+                        if (error.empty()) error = std::string("fi_tsend: ") + fi_strerror(static_cast<int>(-rc));
+                        return false;
+                    }
+                }
+            }
+            if (big && !wait_until([&] { return sends_done_ - done0 >= count; }, error)) return false;
+            if (!wait_until([&] { return small_received_ >= acks; }, error)) return false;
+            const double s = now_s() - t0;
+            rate = big ? static_cast<double>(count) * static_cast<double>(size) / s / 1e6
+                       : static_cast<double>(count) / s;
+            return true;
+        }
+        if (!big) {
+            const uint64_t want = small_received_ + count;
+            if (!wait_until([&] { return small_received_ >= want; }, error)) return false;
+        } else {
+            // Large receives posted ahead, a window at a time, into one buffer.
+            const uint64_t base = big_received_;
+            uint64_t posted = 0;
+            while (big_received_ - base < count) {
+                while (posted < count && posted - (big_received_ - base) < 16) {
+                    const ssize_t rc = fi_trecv(ep_.ep(), buf.data(), size, nullptr, FI_ADDR_UNSPEC, tag, 0, &big_ctx_);
+                    if (rc == -FI_EAGAIN) break;
+                    if (rc != 0) {
+                        error = std::string("fi_trecv: ") + fi_strerror(static_cast<int>(-rc));
+                        return false;
+                    }
+                    ++posted;
+                }
+                if (!drain(error)) return false;
+            }
+        }
+        return inject(peer, &ack, 8, kTagAck, error);
+    }
+
+    // Every process sends `per_peer` 8-byte messages to every other, round robin, while
+    // receiving as many from each; the rate of what this process received.
+    bool all_to_all(uint64_t per_peer, double &rate, std::string &error) {
+        const uint64_t want = small_received_ + per_peer * static_cast<uint64_t>(n_ - 1);
+        uint64_t v = 0;
+        from_.assign(64, 0);
+        const double t0 = now_s();
+        for (uint64_t k = 0; k < per_peer; ++k) {
+            for (int d = 1; d < n_; ++d) {
+                v = (uint64_t{0xC0C0} << 48) | (uint64_t(rank_) << 32) | k;
+                if (!inject((rank_ + d) % n_, &v, 8, kTagAll, error)) return false;
+            }
+            if ((k & 15) == 0 && !drain(error)) return false;
+        }
+        if (!wait_until([&] { return small_received_ >= want; }, error)) {
+            error += " (" + std::to_string(want - small_received_) + " of " +
+                     std::to_string(per_peer * static_cast<uint64_t>(n_ - 1)) + " messages missing; from each:";
+            for (int r = 0; r < n_; ++r) error += " " + std::to_string(from_[r]);
+            error += ")";
+            return false;
+        }
+        rate = static_cast<double>(per_peer * static_cast<uint64_t>(n_ - 1)) / (now_s() - t0);
+        return true;
+    }
+
+    int rank_, n_, fd_;
+    const Options &o_;
+    Endpoint ep_;
+    std::vector<fi_addr_t> peers_;
+    std::vector<uint64_t> slot_;
+    std::vector<uint64_t> from_;
+    uint64_t small_received_ = 0, big_received_ = 0, sends_done_ = 0;
+    int send_ctx_ = 0, big_ctx_ = 0;
+    double inject_since_ = 0;
+};
+
+// ---- the launcher -----------------------------------------------------------------------------
+
+struct Results {
+    std::vector<double> pair_lat;  // i < j order
+    double rate_one = 0, rate_all = 0, bw = 0;
+};
+
+bool gather_barrier(const std::vector<int> &fds) {
+    uint8_t b = 0;
+    for (int fd : fds) {
+        if (!read_all(fd, &b, 1)) return false;
+    }
+    for (int fd : fds) {
+        if (!write_all(fd, &b, 1)) return false;
+    }
+    return true;
+}
+
+bool sum_results(const std::vector<int> &fds, double &sum) {
+    sum = 0;
+    for (int fd : fds) {
+        double v = 0;
+        if (!read_all(fd, &v, sizeof v)) return false;
+        sum += v;
+    }
+    return true;
+}
+
+bool lead(const std::vector<int> &fds, Results &r) {
+    const int n = static_cast<int>(fds.size());
+    std::vector<std::vector<uint8_t>> names(n);
+    for (int i = 0; i < n; ++i) {
+        if (!read_blob(fds[i], names[i])) return false;
+    }
+    for (int fd : fds) {
+        for (const auto &name : names) {
+            if (!write_blob(fd, name)) return false;
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        for (int j = i + 1; j < n; ++j) {
+            if (!gather_barrier(fds)) return false;
+            double lat = 0;
+            if (!read_all(fds[i], &lat, sizeof lat)) return false;
+            r.pair_lat.push_back(lat);
+        }
+    }
+    if (!gather_barrier(fds) || !sum_results(fds, r.rate_one)) return false;
+    if (!gather_barrier(fds) || !sum_results(fds, r.rate_all)) return false;
+    if (!gather_barrier(fds) || !sum_results(fds, r.bw)) return false;
+    return gather_barrier(fds);
+}
+
+void print(const Options &o, int n, size_t bw_size, const Results &r) {
+    double avg = 0, max = 0;
+    for (double l : r.pair_lat) {
+        avg += l;
+        max = std::max(max, l);
+    }
+    avg /= static_cast<double>(std::max<size_t>(1, r.pair_lat.size()));
+    const int pairs = n / 2;
+    if (o.format == Format::Csv) {
+        std::printf("measure,procs,value,unit\n");
+        std::printf("pair_lat_avg,%d,%.4f,us\npair_lat_max,%d,%.4f,us\n", n, avg, n, max);
+        std::printf("rate_one_peer,%d,%.1f,msg/s\nrate_every_peer,%d,%.1f,msg/s\n", n, r.rate_one, n, r.rate_all);
+        std::printf("bw_pairs,%d,%.1f,MB/s\n", n, r.bw);
+        return;
+    }
+    std::printf("ufi_perf --procs %d (one host; each process its own endpoint)\n", n);
+    std::printf("  8 B one-way latency, every pair in turn (%zu pairs): average %.3f us, slowest pair %.3f us\n",
+                r.pair_lat.size(), avg, max);
+    std::printf("  8 B message rate, one peer each (%d pairs at once): %.2f M msg/s in all\n", pairs,
+                r.rate_one / 1e6);
+    std::printf("  8 B message rate, every peer at once: %.2f M msg/s in all\n", r.rate_all / 1e6);
+    std::printf("  %zu B bandwidth, one peer each (%d pairs at once): %.0f MB/s in all\n", bw_size, pairs, r.bw);
+}
+
+}  // namespace
+
+int run_group(const Options &o) {
+    const int n = static_cast<int>(o.procs);
+    std::vector<int> fds;
+    std::vector<pid_t> pids;
+    for (int rank = 0; rank < n; ++rank) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+            std::perror("ufi_perf: socketpair");
+            return 1;
+        }
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            std::perror("ufi_perf: fork");
+            return 1;
+        }
+        if (pid == 0) {
+            ::close(sv[0]);
+            for (int fd : fds) ::close(fd);
+            Member m(rank, n, sv[1], o);
+            const int rc = m.run();
+            std::fflush(stdout);
+            ::_exit(rc);
+        }
+        ::close(sv[1]);
+        fds.push_back(sv[0]);
+        pids.push_back(pid);
+    }
+    Results r;
+    const bool ok = lead(fds, r);
+    int status = ok ? 0 : 1;
+    for (int fd : fds) ::close(fd);
+    for (pid_t pid : pids) {
+        int st = 0;
+        if (!ok) ::kill(pid, SIGTERM);
+        if (::waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) status = 1;
+    }
+    if (!ok || status != 0) {
+        std::fprintf(stderr, "ufi_perf --procs: a process failed (its line above says why)\n");
+        return 1;
+    }
+    const size_t m = *std::max_element(o.sizes.begin(), o.sizes.end());
+    print(o, n, m <= 8 ? size_t{1} << 20 : m, r);
+    return 0;
+}
+
+}  // namespace ufi::perf
