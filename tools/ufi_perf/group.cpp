@@ -88,13 +88,17 @@ class Member {
             if (!read_blob(fd_, name)) return fail("the launcher", "sent no names");
             if (!ep_.insert(name, peers_[r], error)) return fail("address exchange", error);
         }
+        got_.assign(pairs() + 8, 0);
+        from_.assign(n_, 0);
         if (!post_slots(error)) return fail("posting receives", error);
         // 1. Every pair's 8-byte one-way latency, one pair at a time.
+        uint64_t pair = 0;
         for (int i = 0; i < n_; ++i) {
             for (int j = i + 1; j < n_; ++j) {
                 if (!barrier()) return fail("the launcher", "left");
                 double lat = 0;
-                if ((rank_ == i || rank_ == j) && !pingpong(rank_ == i ? j : i, rank_ == i, lat, error))
+                ++pair;
+                if ((rank_ == i || rank_ == j) && !pingpong(rank_ == i ? j : i, rank_ == i, pair, lat, error))
                     return fail("latency", error);
                 if (rank_ == i && !write_all(fd_, &lat, sizeof lat)) return fail("the launcher", "left");
             }
@@ -132,9 +136,19 @@ class Member {
         return 1;
     }
 
+    // Waits for every process, progressing the endpoint meanwhile: under manual progress a
+    // message injected last may still sit in this process's send queue, and only progress
+    // sends it (a barrier that blocked on the socket left its peer waiting for it).
     bool barrier() {
         uint8_t b = 1;
-        return write_all(fd_, &b, 1) && read_all(fd_, &b, 1);
+        if (!write_all(fd_, &b, 1)) return false;
+        const double deadline = now_s() + kTimeoutMs / 1000.0;
+        std::string error;
+        for (;;) {
+            pollfd pfd{fd_, POLLIN, 0};
+            if (::poll(&pfd, 1, 0) > 0) return read_all(fd_, &b, 1);
+            if (!drain(error) || now_s() > deadline) return false;
+        }
     }
 
     // Receives kept posted for small messages from anyone, any tag: slot i's context is &slot_[i].
@@ -177,9 +191,19 @@ class Member {
             } else if (ctx == &big_ctx_) {
                 ++big_received_;
             } else {
-                const auto i = static_cast<int>(static_cast<uint64_t *>(ctx) - slot_.data());
-                ++small_received_;
-                if ((slot_[i] >> 48) == 0xC0C0) ++from_[(slot_[i] >> 32) & 0xFF];
+                auto *slot = static_cast<uint64_t *>(ctx);
+                if (slot < slot_.data() || slot >= slot_.data() + slot_.size()) {
+                    char text[64];
+                    std::snprintf(text, sizeof text, "a completion of context %p, not ours", ctx);
+                    error = text;
+                    return false;
+                }
+                const auto i = static_cast<int>(slot - slot_.data());
+                // Counted by the phase the message names (bits 63..48), never by arrival: a
+                // peer that started the next phase first has its messages counted there.
+                const uint64_t phase = *slot >> 48, from = (*slot >> 32) & 0xFFFF;
+                if (phase < got_.size()) ++got_[phase];
+                if (phase == all_phase() && from < from_.size()) ++from_[from];
                 if (!post_slot(i, error)) return false;
             }
         }
@@ -219,15 +243,14 @@ class Member {
         }
     }
 
-    bool pingpong(int peer, bool first, double &lat_us, std::string &error) {
+    bool pingpong(int peer, bool first, uint64_t phase, double &lat_us, std::string &error) {
         const uint64_t iters = o_.iters, warmup = std::min<uint64_t>(o_.warmup, 1000);
-        uint64_t v = 0;
         double t0 = 0;
         for (uint64_t it = 0; it < warmup + iters; ++it) {
             if (it == warmup) t0 = now_s();
-            const uint64_t want = small_received_ + 1;
+            const uint64_t v = mark(phase, it);
             if (first && !inject(peer, &v, 8, kTagLat, error)) return false;
-            if (!wait_until([&] { return small_received_ >= want; }, error)) return false;
+            if (!wait_until([&] { return got_[phase] > it; }, error)) return false;
             if (!first && !inject(peer, &v, 8, kTagLat, error)) return false;
         }
         lat_us = (now_s() - t0) * 1e6 / static_cast<double>(iters) / 2.0;
@@ -241,15 +264,17 @@ class Member {
         rate = 0;
         const bool big = size > 8;
         std::vector<uint8_t> buf(size, 0x5a);
-        uint64_t ack = 0;
+        const uint64_t phase = big ? 0 : rate_phase();  // (big messages are counted apart)
+        const uint64_t ack_phase = big ? bw_ack_phase() : rate_ack_phase();
+        const uint64_t ack = mark(ack_phase, 0);
         const double t0 = now_s();
         if (sender) {
-            const uint64_t acks = small_received_ + 1;
             const uint64_t done0 = sends_done_;
             const uint32_t window = big ? 16 : o_.window;
             for (uint64_t k = 0; k < count; ++k) {
                 if (!big) {
-                    if (!inject(peer, buf.data(), 8, tag, error)) return false;
+                    const uint64_t v = mark(phase, k);
+                    if (!inject(peer, &v, 8, tag, error)) return false;
                     continue;
                 }
                 if (!wait_until([&] { return sends_done_ - done0 + window > k; }, error)) return false;
@@ -263,15 +288,14 @@ class Member {
                 }
             }
             if (big && !wait_until([&] { return sends_done_ - done0 >= count; }, error)) return false;
-            if (!wait_until([&] { return small_received_ >= acks; }, error)) return false;
+            if (!wait_until([&] { return got_[ack_phase] >= 1; }, error)) return false;
             const double s = now_s() - t0;
             rate = big ? static_cast<double>(count) * static_cast<double>(size) / s / 1e6
                        : static_cast<double>(count) / s;
             return true;
         }
         if (!big) {
-            const uint64_t want = small_received_ + count;
-            if (!wait_until([&] { return small_received_ >= want; }, error)) return false;
+            if (!wait_until([&] { return got_[phase] >= count; }, error)) return false;
         } else {
             // Large receives posted ahead, a window at a time, into one buffer.
             const uint64_t base = big_received_;
@@ -295,19 +319,17 @@ class Member {
     // Every process sends `per_peer` 8-byte messages to every other, round robin, while
     // receiving as many from each; the rate of what this process received.
     bool all_to_all(uint64_t per_peer, double &rate, std::string &error) {
-        const uint64_t want = small_received_ + per_peer * static_cast<uint64_t>(n_ - 1);
-        uint64_t v = 0;
-        from_.assign(64, 0);
+        const uint64_t want = per_peer * static_cast<uint64_t>(n_ - 1);
         const double t0 = now_s();
         for (uint64_t k = 0; k < per_peer; ++k) {
             for (int d = 1; d < n_; ++d) {
-                v = (uint64_t{0xC0C0} << 48) | (uint64_t(rank_) << 32) | k;
+                const uint64_t v = mark(all_phase(), k);
                 if (!inject((rank_ + d) % n_, &v, 8, kTagAll, error)) return false;
             }
             if ((k & 15) == 0 && !drain(error)) return false;
         }
-        if (!wait_until([&] { return small_received_ >= want; }, error)) {
-            error += " (" + std::to_string(want - small_received_) + " of " +
+        if (!wait_until([&] { return got_[all_phase()] >= want; }, error)) {
+            error += " (" + std::to_string(want - got_[all_phase()]) + " of " +
                      std::to_string(per_peer * static_cast<uint64_t>(n_ - 1)) + " messages missing; from each:";
             for (int r = 0; r < n_; ++r) error += " " + std::to_string(from_[r]);
             error += ")";
@@ -317,13 +339,25 @@ class Member {
         return true;
     }
 
+    // A small message's payload: its phase, its sender, a sequence number.
+    uint64_t mark(uint64_t phase, uint64_t seq) const {
+        return (phase << 48) | (static_cast<uint64_t>(rank_) << 32) | (seq & 0xFFFFFFFF);
+    }
+    // Phases: 1 + the pair's index for latency pairs, then these.
+    uint64_t pairs() const { return static_cast<uint64_t>(n_) * (n_ - 1) / 2; }
+    uint64_t rate_phase() const { return pairs() + 1; }
+    uint64_t rate_ack_phase() const { return pairs() + 2; }
+    uint64_t all_phase() const { return pairs() + 3; }
+    uint64_t bw_ack_phase() const { return pairs() + 4; }
+
     int rank_, n_, fd_;
     const Options &o_;
     Endpoint ep_;
     std::vector<fi_addr_t> peers_;
     std::vector<uint64_t> slot_;
-    std::vector<uint64_t> from_;
-    uint64_t small_received_ = 0, big_received_ = 0, sends_done_ = 0;
+    std::vector<uint64_t> got_;   // small messages received, by phase
+    std::vector<uint64_t> from_;  // the all-to-all phase's, by sender
+    uint64_t big_received_ = 0, sends_done_ = 0;
     int send_ctx_ = 0, big_ctx_ = 0;
     double inject_since_ = 0;
 };
