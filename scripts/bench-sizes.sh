@@ -25,20 +25,8 @@ iters() {  # a count that keeps each size to a fraction of a second
   [ $n -gt 20000 ] && n=$((20000 / scale)); [ $n -lt 100 ] && n=100
   echo $n
 }
-ucx() {  # env, then ucx_perftest args; prints the Final row
-  local env="$1"; shift
-  env $env ucx_perftest -p $port >/dev/null 2>&1 &
-  local srv=$!; sleep 0.4
-  env $env timeout 120 ucx_perftest 127.0.0.1 -p $port "$@" 2>&1 | awk '/Final:/ {print}'
-  wait $srv 2>/dev/null; port=$((port + 1))
-}
-ufi() {  # env, then ufi_perf args; prints the CSV row
-  local env="$1"; shift
-  env $env $perf -p $port "$@" >/dev/null 2>&1 &
-  local srv=$!; sleep 0.4
-  env $env timeout 120 $perf -p $port --csv "$@" 127.0.0.1 2>&1 | tail -1
-  wait $srv 2>/dev/null; port=$((port + 1))
-}
+# ucx, ufi: scripts/bench-common.sh
+. scripts/bench-common.sh
 pingpong() {  # series, transport, env, provider: every size of -S all, one-way usec/xfer
   local series=$1 transport=$2 env="$3" prov=$4
   env $env timeout 300 fi_pingpong -p "$prov" -e rdm -m tagged -S all -I $((500 / scale)) -B $port >/dev/null 2>&1 &

@@ -19,20 +19,8 @@ compat=build/api/compat
 export UCX_NET_DEVICES=lo FI_TCP_IFACE=lo UFI_NET_DEVICES=lo
 port=$((20000 + RANDOM % 20000))
 
-ucx() {  # env, then ucx_perftest args; prints the Final row
-  local env="$1"; shift
-  env $env ucx_perftest -p $port >/dev/null 2>&1 &
-  local srv=$!; sleep 0.5
-  env $env timeout 120 ucx_perftest 127.0.0.1 -p $port "$@" 2>&1 | awk '/Final:/ {print}'
-  wait $srv 2>/dev/null; port=$((port + 1))
-}
-ufi() {  # env, then ufi_perf args; prints the CSV row
-  local env="$1"; shift
-  env $env $perf -p $port "$@" >/dev/null 2>&1 &
-  local srv=$!; sleep 0.5
-  env $env timeout 120 $perf -p $port --csv "$@" 127.0.0.1 2>&1 | tail -1
-  wait $srv 2>/dev/null; port=$((port + 1))
-}
+# ucx, ufi: scripts/bench-common.sh
+. scripts/bench-common.sh
 pingpong() {  # env, provider, then fi_pingpong args; prints usec/xfer
   local env="$1" prov="$2"; shift 2
   env $env timeout 120 fi_pingpong -p "$prov" -B $port "$@" >/dev/null 2>&1 &
