@@ -138,7 +138,9 @@ class Member {
 
     // Waits for every process, progressing the endpoint meanwhile: under manual progress a
     // message injected last may still sit in this process's send queue, and only progress
-    // sends it (a barrier that blocked on the socket left its peer waiting for it).
+    // sends it (a barrier that blocked on the socket left its peer waiting for it). Between
+    // progress calls it sleeps on the socket for a millisecond, so that processes waiting
+    // here leave the cores to the pair being measured (more processes than cores).
     bool barrier() {
         uint8_t b = 1;
         if (!write_all(fd_, &b, 1)) return false;
@@ -146,7 +148,7 @@ class Member {
         std::string error;
         for (;;) {
             pollfd pfd{fd_, POLLIN, 0};
-            if (::poll(&pfd, 1, 0) > 0) return read_all(fd_, &b, 1);
+            if (::poll(&pfd, 1, 1) > 0) return read_all(fd_, &b, 1);
             if (!drain(error) || now_s() > deadline) return false;
         }
     }
