@@ -10,8 +10,13 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <thread>
 
 namespace ufi::msg_test {
@@ -448,6 +453,154 @@ TEST_F(ScalableEpTest, RulesAndBadInput) {
     big->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
     EXPECT_EQ(fi_scalable_ep(domain_, big, &sep, nullptr), -FI_EINVAL);
     fi_freeinfo(big);
+}
+
+// Manual progress across contexts: a transmit context's first message to a peer waits for the
+// handshake's answer, which only its own progress reads. The program here never reads that
+// context's CQ, only a sibling receive context's (as fabtests' fi_scalable_ep waits): the
+// sibling's empty polls lend it the progress, and the message arrives.
+TEST_F(ScalableEpTest, SiblingContextsProgressATransmitContextNobodyPolls) {
+    uint64_t got = 0;
+    ASSERT_EQ(fi_trecv(s2_.rx[1], &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 9, 0, &got), 0);
+    const uint64_t value = 0x5ca1ab1e;
+    const fi_addr_t to = fi_rx_addr(s1_to_s2_, 1, kRxBits);
+    fi_cq_tagged_entry e{};
+    // Polls s2_'s receive context 1 (the receiver) and s1_'s receive context 0 (the sender's
+    // sibling), never s1_.txcq[2].
+    auto poll_allowed = [&] {
+        fi_cq_tagged_entry none;
+        (void)fi_cq_read(s1_.rxcq[0], &none, 0);
+        return fi_cq_read(s2_.rxcq[1], &e, 1);
+    };
+    ssize_t rc = -FI_EAGAIN;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while ((rc = fi_tinject(s1_.tx[2], &value, sizeof value, to, 9)) == -FI_EAGAIN &&
+           std::chrono::steady_clock::now() < deadline) {
+        (void)poll_allowed();
+    }
+    ASSERT_EQ(rc, 0);
+    rc = -FI_EAGAIN;
+    while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) rc = poll_allowed();
+    ASSERT_EQ(rc, 1) << "the message of a transmit context nobody polls did not arrive";
+    EXPECT_EQ(got, value);
+}
+
+// By host and port: a scalable endpoint opened from fi_getinfo(node, service, FI_SOURCE)
+// listens with receive context j at the service's port + j, and a peer that knows it only by
+// host and port (fi_av_insertsvc) reaches context j at fi_rx_addr(addr, j): fabtests'
+// fi_scalable_ep client. tcp on loopback only.
+class ScalableByHostAndPortTest : public ScalableEpTest {
+  protected:
+    bool needs_loopback_tcp() const override { return true; }
+};
+
+// Two consecutive ports free now (the kernel's pick, then the next one).
+static int free_port_pair() {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        int fds[2] = {-1, -1};
+        int port = 0;
+        bool ok = true;
+        for (int k = 0; k < 2 && ok; ++k) {
+            fds[k] = socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in sa{};
+            sa.sin_family = AF_INET;
+            sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            sa.sin_port = htons(static_cast<uint16_t>(k == 0 ? 0 : port + 1));
+            ok = fds[k] >= 0 && bind(fds[k], reinterpret_cast<sockaddr *>(&sa), sizeof sa) == 0;
+            if (ok && k == 0) {
+                socklen_t len = sizeof sa;
+                getsockname(fds[0], reinterpret_cast<sockaddr *>(&sa), &len);
+                port = ntohs(sa.sin_port);
+                ok = port < 65535;
+            }
+        }
+        for (int fd : fds) {
+            if (fd >= 0) close(fd);
+        }
+        if (ok) return port;
+    }
+    return 0;
+}
+
+TEST_F(ScalableByHostAndPortTest, AHostAndPortReachesEveryReceiveContext) {
+    const int port = free_port_pair();
+    ASSERT_NE(port, 0);
+    fi_info *hints = fi_allocinfo();
+    hints->caps = FI_MSG | FI_TAGGED | FI_NAMED_RX_CTX;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->ep_attr->tx_ctx_cnt = 2;
+    hints->ep_attr->rx_ctx_cnt = 2;
+    fi_info *src = nullptr;
+    const std::string service = std::to_string(port);
+    ASSERT_EQ(fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", service.c_str(), FI_SOURCE, hints, &src), 0);
+    fi_freeinfo(hints);
+    // The server: a scalable endpoint of 2 + 2 contexts listening on `port` and `port` + 1.
+    fid_ep *sep = nullptr, *tx[2] = {}, *rx[2] = {};
+    fid_cq *txcq[2] = {}, *rxcq[2] = {};
+    fid_av *av = nullptr;
+    fi_av_attr av_attr{};
+    av_attr.rx_ctx_bits = 1;
+    ASSERT_EQ(fi_av_open(domain_, &av_attr, &av, nullptr), 0);
+    ASSERT_EQ(fi_scalable_ep(domain_, src, &sep, nullptr), 0);
+    fi_freeinfo(src);
+    ASSERT_EQ(fi_scalable_ep_bind(sep, &av->fid, 0), 0);
+    for (int i = 0; i < 2; ++i) {
+        txcq[i] = open_cq();
+        rxcq[i] = open_cq();
+        ASSERT_EQ(fi_tx_context(sep, i, nullptr, &tx[i], nullptr), 0);
+        ASSERT_EQ(fi_rx_context(sep, i, nullptr, &rx[i], nullptr), 0);
+        ASSERT_EQ(fi_ep_bind(tx[i], &txcq[i]->fid, FI_SEND), 0);
+        ASSERT_EQ(fi_ep_bind(rx[i], &rxcq[i]->fid, FI_RECV), 0);
+        ASSERT_EQ(fi_enable(tx[i]), 0);
+        ASSERT_EQ(fi_enable(rx[i]), 0) << "receive context " << i << " listens on port " << port + i;
+    }
+    ASSERT_EQ(fi_enable(sep), 0);
+    // The client: an ordinary endpoint that knows the server by host and port only.
+    fi_av_attr c_attr{};
+    c_attr.rx_ctx_bits = 1;
+    ASSERT_EQ(fi_av_open(domain_, &c_attr, &c_.av, nullptr), 0);
+    c_.cq = open_cq();
+    ASSERT_EQ(fi_endpoint(domain_, info_, &c_.ep, nullptr), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.av->fid, 0), 0);
+    ASSERT_EQ(fi_ep_bind(c_.ep, &c_.cq->fid, FI_TRANSMIT | FI_RECV), 0);
+    ASSERT_EQ(fi_enable(c_.ep), 0);
+    fi_addr_t server = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(fi_av_insertsvc(c_.av, "127.0.0.1", service.c_str(), &server, 0, nullptr), 1);
+    for (int j = 0; j < 2; ++j) {
+        uint64_t got = 0;
+        ASSERT_EQ(fi_trecv(rx[j], &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &got), 0);
+        const uint64_t value = 0x1000 + static_cast<uint64_t>(j);
+        ASSERT_EQ(post([&] {
+                      return fi_tsend(c_.ep, &value, sizeof value, nullptr, fi_rx_addr(server, j, 1),
+                                      20 + j, nullptr);
+                  }),
+                  0);
+        fi_cq_tagged_entry e{};
+        ssize_t rc = -FI_EAGAIN;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+        while (rc == -FI_EAGAIN && std::chrono::steady_clock::now() < deadline) {
+            fi_cq_tagged_entry none;
+            for (fid_cq *q : {txcq[0], txcq[1], rxcq[1 - j]}) (void)fi_cq_read(q, &none, 0);
+            (void)fi_cq_read(c_.cq, &none, 0);
+            rc = fi_cq_read(rxcq[j], &e, 1);
+        }
+        ASSERT_EQ(rc, 1) << "receive context " << j << " got nothing by host and port";
+        EXPECT_EQ(got, value);
+        EXPECT_EQ(e.tag, static_cast<uint64_t>(20 + j));
+        EXPECT_EQ(fi_cq_read(rxcq[1 - j], &e, 1), -FI_EAGAIN) << "the other context got it";
+    }
+    // An ordinary name with a receive index other than 0 names nothing.
+    uint64_t one = 1;
+    const fi_addr_t bad = fi_rx_addr(insert(c_, a_.name), 1, 1);
+    EXPECT_NE(fi_tsend(c_.ep, &one, sizeof one, nullptr, bad, 1, nullptr), 0);
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(fi_close(&tx[i]->fid), 0);
+        EXPECT_EQ(fi_close(&rx[i]->fid), 0);
+        EXPECT_EQ(fi_close(&txcq[i]->fid), 0);
+        EXPECT_EQ(fi_close(&rxcq[i]->fid), 0);
+    }
+    EXPECT_EQ(fi_close(&sep->fid), 0);
+    EXPECT_EQ(fi_close(&av->fid), 0);
 }
 
 }  // namespace
