@@ -10,14 +10,6 @@ set -u
 cd "$(dirname "$0")/.."
 scale=1
 [ "${1:-}" = quick ] && scale=5
-for tool in ucx_perftest fi_pingpong; do
-  command -v $tool >/dev/null || { echo "missing $tool: scripts/install-deps.sh installs it" >&2; exit 2; }
-done
-perf=build/tools/ufi_perf
-compat=build/api/compat
-[ -x $perf ] && [ -e $compat/libfabric.so.1 ] || { echo "build first (scripts/build.sh)" >&2; exit 2; }
-export UCX_NET_DEVICES=lo FI_TCP_IFACE=lo UFI_NET_DEVICES=lo
-port=$((20000 + RANDOM % 20000))
 sizes=${SIZES:-"8 64 512 4096 32768 262144 1048576 4194304"}
 
 iters() {  # a count that keeps each size to a fraction of a second
@@ -25,7 +17,7 @@ iters() {  # a count that keeps each size to a fraction of a second
   [ $n -gt 20000 ] && n=$((20000 / scale)); [ $n -lt 100 ] && n=100
   echo $n
 }
-# ucx, ufi: scripts/bench-common.sh
+# The tools, the build, loopback only, a port range; ucx and ufi: scripts/bench-common.sh
 . scripts/bench-common.sh
 pingpong() {  # series, transport, env, provider: every size of -S all, one-way usec/xfer
   local series=$1 transport=$2 env="$3" prov=$4

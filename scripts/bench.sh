@@ -10,16 +10,8 @@ set -u
 cd "$(dirname "$0")/.."
 n_lat=100000; n_rate=400000; n_bw=3000; n_tcp=20000
 [ "${1:-}" = quick ] && { n_lat=20000; n_rate=100000; n_bw=500; n_tcp=5000; }
-for tool in ucx_perftest fi_pingpong; do
-  command -v $tool >/dev/null || { echo "missing $tool: scripts/install-deps.sh installs it" >&2; exit 2; }
-done
-perf=build/tools/ufi_perf
-compat=build/api/compat
-[ -x $perf ] && [ -e $compat/libfabric.so.1 ] || { echo "build first (scripts/build.sh)" >&2; exit 2; }
-export UCX_NET_DEVICES=lo FI_TCP_IFACE=lo UFI_NET_DEVICES=lo
-port=$((20000 + RANDOM % 20000))
 
-# ucx, ufi: scripts/bench-common.sh
+# The tools, the build, loopback only, a port range; ucx and ufi: scripts/bench-common.sh
 . scripts/bench-common.sh
 pingpong() {  # env, provider, then fi_pingpong args; prints usec/xfer
   local env="$1" prov="$2"; shift 2
