@@ -175,6 +175,8 @@ class Endpoint : public EndpointFace {
     // A sibling context's helping hand: progresses this endpoint once if its worker lock is
     // free now and sends of it are not complete; whether it did.
     bool progress_if_free() noexcept;
+    // Whether an AV is bound (a scalable endpoint's context takes its AV at fi_enable).
+    bool has_av() const noexcept { return av_ != nullptr; }
 
     // Read access for the data path and white-box tests.
     Domain *domain() const noexcept { return domain_; }

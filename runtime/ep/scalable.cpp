@@ -324,10 +324,9 @@ int ScalableEndpoint::enable_context(Endpoint *ctx) noexcept {
                      "(fi_scalable_ep_bind)");
         return -FI_ENOAV;
     }
-    if (!ctx->enabled()) {
-        // (A second fi_enable finds the AV bound: the endpoint's own check answers it.)
-        const int rc = ctx->bind(&av->fid, 0);
-        if (rc != 0 && rc != -FI_EINVAL) return rc;
+    // (Once: a context whose first fi_enable failed, say for want of a CQ, has it already.)
+    if (!ctx->enabled() && !ctx->has_av()) {
+        if (const int rc = ctx->bind(&av->fid, 0); rc != 0) return rc;
     }
     return ctx->enable();
 }

@@ -435,14 +435,20 @@ TEST_F(ScalableEpTest, RulesAndBadInput) {
     fid_ep *tx2 = nullptr;
     EXPECT_EQ(fi_tx_context(sep, 2, &too_much, &tx2, nullptr), -FI_EINVAL);
     EXPECT_EQ(fi_enable(tx), -FI_ENOAV) << "its AV comes from the scalable endpoint";
+    // A transmit context enabled without its CQ fails, and succeeds once the CQ is bound.
+    fid_cq *cq = open_cq();
     fid_av *av = nullptr;
     fi_av_attr av_attr{};
     ASSERT_EQ(fi_av_open(domain_, &av_attr, &av, nullptr), 0);
     ASSERT_EQ(fi_scalable_ep_bind(sep, &av->fid, 0), 0);
     EXPECT_EQ(fi_scalable_ep_bind(sep, &av->fid, 0), -FI_EINVAL);
+    EXPECT_EQ(fi_enable(tx), -FI_ENOCQ);
+    ASSERT_EQ(fi_ep_bind(tx, &cq->fid, FI_SEND), 0);
+    EXPECT_EQ(fi_enable(tx), 0) << "a second fi_enable after a failed one";
     EXPECT_EQ(fi_enable(sep), -FI_EOPBADSTATE) << "context 0 is not open";
     EXPECT_EQ(fi_close(&av->fid), -FI_EBUSY) << "bound to the scalable endpoint";
     EXPECT_EQ(fi_close(&tx->fid), 0);
+    EXPECT_EQ(fi_close(&cq->fid), 0);
     EXPECT_EQ(fi_close(&sep->fid), 0);
     EXPECT_EQ(fi_close(&av->fid), 0);
 
