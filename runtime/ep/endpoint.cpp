@@ -19,6 +19,7 @@
 #include "runtime/domain/domain.h"
 #include "runtime/ep/identity.h"
 #include "runtime/eq/binding.h"
+#include "runtime/eq/eq.h"
 #include "runtime/c_enum.h"
 #include "runtime/info/capabilities.h"
 #include "runtime/info/hint_match.h"
@@ -672,6 +673,8 @@ int Endpoint::enable() noexcept {
         dcfg.name_tls = domain_->offer.name_tls;
         dcfg.addr_format = addr_format_;
         dcfg.min_multi_recv = &options_.min_multi_recv;
+        dcfg.peer_failed = &Endpoint::post_peer_failure;
+        dcfg.peer_failed_arg = this;
         proto::read_protocol_settings(dcfg);
         std::unique_ptr<proto::DataPath> data_path;
         if (const int rc = proto::DataPath::create(dcfg, data_path); rc != 0) {
@@ -740,6 +743,24 @@ void Endpoint::unbind_all() noexcept {
         av::detach_endpoint(av_);
         av_ = nullptr;
     }
+}
+
+void Endpoint::post_peer_failure(void *arg, fi_addr_t source, int error) noexcept {
+    auto *ep = static_cast<Endpoint *>(arg);
+    eq::Eq *eq = ep->eq_;
+    if (eq == nullptr && ep->av_ != nullptr) {
+        std::lock_guard<std::mutex> lock(ep->av_->mutex);
+        eq = ep->av_->eq;
+    }
+    if (eq == nullptr) return;
+    // fi_eq_readerr: fid the endpoint, data the peer (as completions name it), err why.
+    fi_eq_err_entry e{};
+    e.fid = &ep->fid;
+    e.context = ep->fid.context;
+    e.data = source;
+    e.err = -error;
+    e.prov_errno = error;
+    (void)eq->post_error(e, eq::Eq::Origin::Provider);
 }
 
 void Endpoint::release_id() noexcept {

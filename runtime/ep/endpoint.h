@@ -241,6 +241,9 @@ class Endpoint : public EndpointFace {
     CqBinding rx_cq_;
     std::array<cntr::Cntr *, kCntrCount> cntrs_{};
     eq::Eq *eq_ = nullptr;
+    // The data path's word that a peer failed (DataPathConfig::peer_failed): an error event
+    // on the endpoint's EQ, else on its AV's.
+    static void post_peer_failure(void *arg, fi_addr_t source, int error) noexcept;
 
     EndpointOptions options_;
     // FI_EP_MSG: its one peer's address lives in an AV of its own (the data path finds peers in

@@ -28,6 +28,8 @@ void read_protocol_settings(DataPathConfig &c) noexcept {
     c.proto_info = reg.get_bool("UFI_PROTO_INFO");
     c.peer_check_ms = static_cast<int>(
         std::clamp<int64_t>(reg.get_int("UFI_PEER_CHECK_INTERVAL"), 0, 3600 * 1000));
+    c.peer_timeout_ms = static_cast<int>(
+        std::clamp<int64_t>(reg.get_int("UFI_PEER_TIMEOUT"), 0, 24 * 3600 * 1000));
     c.rndv_split = kDefaultRndvSplit;
     const std::string &split = reg.get_string("UFI_RNDV_SPLIT");
     if (split == "off" || split == "0") {

@@ -158,6 +158,11 @@ struct DataPathConfig {
     // FI_SOURCE_ERR: a message from a sender not in the AV completes as an FI_EADDRNOTAVAIL
     // error entry whose err_data is its address (padded to addr_len, as fi_av_insert takes it).
     bool source_err = false;
+    // Told of every peer that fails (refused, unreachable, closed, dead), once, with what
+    // completions report as its source and the (negative) error: the endpoint posts it on its
+    // EQ (receivers learn of dead peers). Called inside the data path's calls and progress.
+    void (*peer_failed)(void *arg, fi_addr_t source, int error) noexcept = nullptr;
+    void *peer_failed_arg = nullptr;
     size_t addr_len = 0;
     std::vector<std::string> name_tls;  // the transports a name carries (address_name.h)
     uint32_t addr_format = FI_ADDR_UCX;  // FI_SOCKADDR_IN[6]: err_data is the sender's socket address
@@ -170,6 +175,9 @@ struct DataPathConfig {
     size_t rndv_split = kDefaultRndvSplit;
     bool proto_info = false;  // UFI_PROTO_INFO: log each peer's protocols
     int peer_check_ms = 1000;  // UFI_PEER_CHECK_INTERVAL (0: never)
+    // UFI_PEER_TIMEOUT: how long a tcp peer's host may leave what was sent unacknowledged
+    // (host_watch.cpp); 0: never checked.
+    int peer_timeout_ms = 8000;
     // How long a receiver fed by a stream over a shared-memory FIFO leaves it alone after a
     // small batch (rx_slip.h; UFI_RX_SLIP); zero: never. Applied only where the worker has
     // such a transport.
@@ -177,7 +185,7 @@ struct DataPathConfig {
 };
 
 // Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_RNDV_SPLIT,
-// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL, UFI_RX_SLIP).
+// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL, UFI_PEER_TIMEOUT, UFI_RX_SLIP).
 void read_protocol_settings(DataPathConfig &c) noexcept;
 
 // What the data path counts for diagnostics and tests.
@@ -205,6 +213,10 @@ struct DataPathStats {
     uint64_t rma_put_grants = 0;      // peers' writes this target had them put (zero copy
                                       // over a transport without get: tcp)
     uint64_t peer_restarts = 0;       // peers reset: their endpoint came back under its name
+    uint64_t keepalives_sent = 0;     // WIREUP_KEEPALIVEs to tcp peers (host_watch.cpp)
+    uint64_t keepalives_received = 0;
+    uint64_t hosts_timed_out = 0;     // peers failed because their host stopped acknowledging
+    uint64_t directed_recvs_failed = 0;  // receives for a failed peer completed with its error
     uint64_t heads_demoted = 0;   // answers after which a peer's FIFO head was demoted
                                   // (flush_demote)
 };
@@ -317,12 +329,13 @@ class DataPath {
         return tick || has_pending_work();
     }
     // Whether operations wait on peers that should be checked (peer_check_ms > 0): sends not
-    // complete, messages partly arrived, rendezvous receives in flight. The endpoint then
+    // complete, messages partly arrived, rendezvous receives in flight, receives posted (a
+    // receive directed at a peer that died fails; any receive may wait for one). The endpoint then
     // wakes its sleepers at peer_check_interval_ms().
     bool needs_peer_checks() const noexcept {
         return cfg_.peer_check_ms > 0 &&
                (tx_outstanding_ > 0 || partial_rx_ > 0 ||
-                zcopy_.receiving());
+                zcopy_.receiving() || rx_posted_ > 0);
     }
     int peer_check_interval_ms() const noexcept { return cfg_.peer_check_ms; }
 
@@ -412,7 +425,7 @@ class DataPath {
     // destroyed (the transfers still counting zero-copy operations on them finish), and what
     // it announced and this side had not received is marked gone with it.
     void drop_gone_peer(Peer &p) noexcept;
-    void fail_peer(Peer &p, int error);
+    void fail_peer(Peer &p, int error, bool restarting = false);
     // lose_peers()'s second half; fail_peer() calls it on a connected endpoint, whose one
     // peer is its connection.
     void end_connection() noexcept;
@@ -651,6 +664,19 @@ class DataPath {
     }
     size_t partial_rx_ = 0;  // peers with a multi-fragment message partly arrived
     std::chrono::steady_clock::time_point next_check_{};
+    // A peer connected over a transport whose hosts are watched (host_watch.cpp): each check
+    // looks at the hosts.
+    bool watch_hosts_ = false;
+    // Peers failed so far: a directed receive posted while it is 0 needs no look at its
+    // peer's state (the fast path).
+    uint32_t failed_peers_ = 0;
+    // host_watch.cpp: each check, the tcp peers' hosts; a peer connected now.
+    void watch_hosts() noexcept;
+    void on_connected_lane(Peer &p) noexcept;
+    // fail_peer's part for receivers: the receives directed at `p` complete with its error
+    // (not when a fresh peer takes its index: `restarting`, restart.cpp), and the endpoint is
+    // told (cfg_.peer_failed).
+    void tell_receivers(Peer &p, bool restarting) noexcept;
 };
 
 }  // namespace ufi::runtime::proto

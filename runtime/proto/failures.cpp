@@ -178,6 +178,32 @@ void DataPath::check_peers_if_due() noexcept {
         if (p.state == PeerState::kFailed || !p.lane.can_check()) continue;
         p.lane.check();  // a dead peer is reported to the worker (maybe from inside the call)
     }
+    watch_hosts();  // (host_watch.cpp)
+}
+
+void DataPath::tell_receivers(Peer &p, bool restarting) noexcept {
+    ++failed_peers_;
+    // A receive directed at the peer can never be filled by anyone else: it completes with
+    // the peer's error (a receive for any source waits on: someone else may send). A
+    // multi-receive buffer serves every source and stays.
+    for (bool tagged : {false, true}) {
+        if (restarting) break;  // (they wait for the endpoint that came back)
+        List<RecvReq> &posted = match_.posted(tagged);
+        for (RecvReq *r = posted.front(); r != nullptr;) {
+            RecvReq *next = r->hook.next;
+            if (r->src == p.local_idx && !r->multi) {
+                posted.remove(r);
+                r->msg_tag = r->tag;
+                ++stats_.directed_recvs_failed;
+                complete_recv_error(r, p.local_idx, -p.fail_status, 0);
+            }
+            r = next;
+        }
+    }
+    // A connected endpoint's one peer is its connection: FI_SHUTDOWN tells.
+    if (cfg_.peer_failed != nullptr && !cfg_.connected) {
+        cfg_.peer_failed(cfg_.peer_failed_arg, peers_.source_of(p), p.fail_status);
+    }
 }
 
 void DataPath::lose_peers(int error) noexcept {

@@ -208,7 +208,9 @@ inline ssize_t DataPath::recv_buffer(void *buf, size_t len, fi_addr_t src, void 
         from = peers_.cached(src);  // FI_ADDR_UNSPEC (exact directed: refused) holds none
         if (from == kNoPeer) return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
     }
-    if ((flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ || match_.has_unexpected(tagged)) {
+    // (A directed receive once a peer failed: post_recv looks at its peer.)
+    if ((flags & FI_MULTI_RECV) || rx_posted_ >= rx_size_ || match_.has_unexpected(tagged) ||
+        (failed_peers_ != 0 && from != kNoPeer)) {
         return recv_buffer_slow(buf, len, src, context, flags, tag, ignore, tagged);
     }
     RecvReq *r = recv_pool_.get_pooled();

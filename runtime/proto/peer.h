@@ -12,6 +12,7 @@
 
 #include <rdma/fabric.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -134,6 +135,12 @@ struct Peer {
         std::vector<uint8_t> bytes;  // its data (aligned for the handlers' header views)
     };
     std::deque<HeldMsg> held;
+
+    // host_watch.cpp: the host this peer is reached at over tcp (16 bytes, IPv4-mapped), when
+    // it is watched, and since when its host has left what was sent unacknowledged.
+    bool host_watched = false;
+    uint8_t host_ip[16] = {};
+    std::chrono::steady_clock::time_point stalled_since{};
 };
 
 }  // namespace ufi::runtime::proto

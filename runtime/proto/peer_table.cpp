@@ -155,7 +155,7 @@ fi_addr_t PeerTable::report_id_for(const address::EndpointAddress &a) const noex
     return e.user_id;
 }
 
-void DataPath::fail_peer(Peer &p, int error) {
+void DataPath::fail_peer(Peer &p, int error, bool restarting) {
     p.state = PeerState::kFailed;
     refresh_eager_gate(p);
     p.fail_status = error != 0 ? error : -FI_EIO;
@@ -192,6 +192,7 @@ void DataPath::fail_peer(Peer &p, int error) {
         }
         retire_unexpected(u);
     }
+    tell_receivers(p, restarting);
     if (cfg_.connected) end_connection();  // (its one peer is the connection)
 }
 

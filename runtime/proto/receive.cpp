@@ -128,6 +128,14 @@ ssize_t DataPath::post_recv(RecvReq *r) noexcept {
             return 0;
         }
     }
+    if (r->src != kNoPeer && failed_peers_ != 0 && peers_[r->src]->state == PeerState::kFailed) {
+        // Directed at a failed peer, and nothing it sent before is waiting: nothing will
+        // fill it (tell_receivers()).
+        r->msg_tag = r->tag;
+        ++stats_.directed_recvs_failed;
+        complete_recv_error(r, r->src, -peers_[r->src]->fail_status, 0);
+        return 0;
+    }
     match_.post(r);
     return 0;
 }

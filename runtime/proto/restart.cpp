@@ -29,7 +29,7 @@ Peer &Wireup::restart_peer(uint32_t idx, address::EndpointAddress &&a, const cha
                  "peer {}: {}: the endpoint it was has gone; what was on its way to or from it "
                  "fails with FI_ECONNRESET, and the new one is connected afresh",
                  address::describe(old.address), why);
-    if (old.state != PeerState::kFailed) dp_.fail_peer(old, -FI_ECONNRESET);
+    if (old.state != PeerState::kFailed) dp_.fail_peer(old, -FI_ECONNRESET, true);
     dp_.drop_gone_peer(old);  // (old.local_idx == idx)
     fresh->local_idx = idx;
     fresh->busy = old.busy;  // (still on dp_.busy_: dp_.drain() finds nothing to do)

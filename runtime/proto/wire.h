@@ -122,6 +122,10 @@ enum WireupType : uint8_t {
                          // is unanswered; uuid, endpoint_id and incarnation the sender's), so that
                          // what the peer would send next fails instead of going nowhere. The
                          // header alone. (Version-5 endpoints without it drop it as malformed.)
+    kWireupKeepalive = 6,  // "are you there": sent to a tcp peer while operations wait on it,
+                           // so that something is in flight for its host to acknowledge
+                           // (host_watch.cpp); the header alone, counted and otherwise
+                           // ignored. (Version-8 endpoints without it drop it as malformed.)
 };
 
 enum WireupStatus : uint16_t {

@@ -271,6 +271,10 @@ transports::Status Wireup::send_header_only(Peer &p, uint8_t type, uint16_t stat
     return status_of_bcopy(p.lane.send_bcopy(wire::kAmWireup, pack_wireup, &w));
 }
 
+transports::Status Wireup::send_keepalive(Peer &p) {
+    return send_header_only(p, wire::kWireupKeepalive, 0);
+}
+
 transports::Status Wireup::send_wireup_ack(Peer &p) {
     return send_header_only(p, wire::kWireupAck, p.ack_status);
 }
@@ -350,15 +354,18 @@ void Wireup::handle_wireup(const uint8_t *data, size_t length) {
         if (w.hdr.addr_len) w.addr = body;
         if (w.hdr.p2p_len) w.p2p = body + w.hdr.addr_len;
         handle_reply(w);
-    } else if (w.hdr.type == wire::kWireupAck || w.hdr.type == wire::kWireupClose) {
+    } else if (w.hdr.type == wire::kWireupAck || w.hdr.type == wire::kWireupClose ||
+               w.hdr.type == wire::kWireupKeepalive) {
         if (length != hdr_size || extra != 0) {
             ++dp_.stats_.dropped_malformed;
             return;
         }
         if (w.hdr.type == wire::kWireupAck) {
             handle_wireup_ack(w);
-        } else {
+        } else if (w.hdr.type == wire::kWireupClose) {
             handle_close(w);
+        } else {
+            ++dp_.stats_.keepalives_received;  // (its purpose was the host's acknowledgement)
         }
     } else {
         ++dp_.stats_.dropped_malformed;
@@ -663,6 +670,7 @@ void Wireup::handle_close(const WireupView &w) {
 
 void Wireup::set_connected(Peer &p) {
     p.state = PeerState::kConnected;
+    dp_.on_connected_lane(p);
     dp_.rndv_.choose(p);
     dp_.refresh_eager_gate(p);  // the fast path opens
     // A handler may fail the peer (which empties `held`), or connect nothing new: one at a

@@ -43,6 +43,7 @@ class Wireup {
     base::Status send_reply(Peer &p, uint16_t status, uint32_t sender_idx, uint8_t type);
     base::Status send_wireup_ack(Peer &p);
     base::Status send_close(Peer &p);
+    base::Status send_keepalive(Peer &p);
     // Endpoint-to-endpoint lanes: moving the traffic to the p2p lane once both sides
     // connected; giving it up.
     void promote_p2p(Peer &p);

@@ -281,6 +281,74 @@ int sender_stops_after_announcing(const char *role, int sock, bool a) {
     return 0;
 }
 
+// Receivers learn of a dead peer: A waits in receives only (nothing of its own in flight), one
+// directed at B (FI_DIRECTED_RECV) and one for any source, when B dies. The directed receive
+// completes with an error entry within the bound; the any-source one keeps waiting (someone
+// else may send) until canceled; the failure is an error event on the EQ bound to A's
+// endpoint, naming B's fi_addr; a directed receive posted afterwards fails at once.
+fid_eq *g_eq = nullptr;
+
+int bind_an_eq(Side &s) {
+    fi_eq_attr eq_attr{};
+    eq_attr.wait_obj = FI_WAIT_NONE;
+    if (const int rc = fi_eq_open(s.fabric, &eq_attr, &g_eq, nullptr); rc != 0) return rc;
+    return fi_ep_bind(s.ep, &g_eq->fid, 0);
+}
+
+int receivers_learn_of_a_dead_peer(const char *role, int sock, bool a) {
+    Side s;
+    s.before_enable = bind_an_eq;
+    CHECK(open_connected(s, role, sock) == 0);
+    if (!a) {
+        uint8_t b = 0;
+        CHECK(s.io(&b, 1, false));  // A's receives are posted
+        ready_to_die(g_ctl);
+    }
+    uint64_t directed_buf = 0, any_buf = 0, later_buf = 0;
+    int directed_ctx = 0, any_ctx = 0, later_ctx = 0;
+    CHECK(fi_trecv(s.ep, &directed_buf, 8, nullptr, s.peer, 11, 0, &directed_ctx) == 0);
+    CHECK(fi_trecv(s.ep, &any_buf, 8, nullptr, FI_ADDR_UNSPEC, 12, 0, &any_ctx) == 0);
+    uint8_t b = 1;
+    CHECK(::write(s.sock, &b, 1) == 1);  // B may die now
+    // Only receives wait here: the peer checks (shared memory) or the closed connection (tcp)
+    // still find B gone.
+    size_t errors = 0;
+    bool failed = false;
+    CHECK(collect(s, 1, &directed_ctx, errors, failed));
+    CHECK(failed && errors == 1);
+    // The event: -FI_EAVAIL, then the error naming the endpoint and B's address.
+    fi_eq_entry ev{};
+    uint32_t event = 0;
+    CHECK(fi_eq_read(g_eq, &event, &ev, sizeof ev, 0) == -FI_EAVAIL);
+    fi_eq_err_entry err{};
+    CHECK(fi_eq_readerr(g_eq, &err, 0) == static_cast<ssize_t>(sizeof err));
+    CHECK(err.fid == &s.ep->fid);
+    CHECK(err.data == s.peer);
+    CHECK(err.err != 0);
+    std::fprintf(stderr, "[%s] EQ: peer %llu failed: %s\n", role,
+                 static_cast<unsigned long long>(err.data), fi_strerror(err.err));
+    CHECK(fi_eq_read(g_eq, &event, &ev, sizeof ev, 0) == -FI_EAGAIN);  // one event per peer
+    // A directed receive posted now fails at once (by its completion).
+    CHECK(fi_trecv(s.ep, &later_buf, 8, nullptr, s.peer, 13, 0, &later_ctx) == 0);
+    fi_cq_err_entry cerr{};
+    fi_cq_tagged_entry e{};
+    CHECK(fi_cq_read(s.cq, &e, 1) == -FI_EAVAIL);
+    CHECK(fi_cq_readerr(s.cq, &cerr, 0) == 1);
+    CHECK(cerr.op_context == &later_ctx && cerr.err != 0);
+    // The receive for any source still waits, until canceled.
+    CHECK(fi_cq_read(s.cq, &e, 1) == -FI_EAGAIN);
+    CHECK(fi_cancel(&s.ep->fid, &any_ctx) == 0);
+    CHECK(fi_cq_read(s.cq, &e, 1) == -FI_EAVAIL);
+    CHECK(fi_cq_readerr(s.cq, &cerr, 0) == 1);
+    CHECK(cerr.op_context == &any_ctx && cerr.err == FI_ECANCELED);
+    // The EQ goes after the endpoint bound to it, before the fabric.
+    CHECK(fi_close(&s.ep->fid) == 0);
+    s.ep = nullptr;
+    CHECK(fi_close(&g_eq->fid) == 0);
+    close_side(s);
+    return 0;
+}
+
 // Runs A and B; kills `victim` once it says it is ready; the survivor must pass.
 void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
     int sv[2], ctl[2];
@@ -304,6 +372,10 @@ void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS + 10);
     EXPECT_EQ(wait_bounded(victim, deadline), 128 + SIGKILL) << "victim";
     EXPECT_EQ(wait_bounded(survivor, deadline), 0) << "survivor";
+}
+
+TEST(PeerFailure, ReceiversLearnOfADeadPeer) {
+    run_case(receivers_learn_of_a_dead_peer, false);
 }
 
 TEST(PeerFailure, RmaTargetDies) {
