@@ -19,14 +19,15 @@ bool hex(std::string_view s, uint32_t &out) {
     return r.ec == std::errc{} && r.ptr == s.data() + s.size();
 }
 
-// "0100007F:1F90" (tcp) or 32 hex digits and a port (tcp6): each 32-bit word is printed as
-// the kernel's native integer of the address's bytes, so the bytes come back by copying it.
-bool socket_field(std::string_view field, bool v6, uint8_t (&ip)[16], uint16_t &port) {
+// "0100007F:1F90" (tcp) or 32 hex digits and a port (tcp6), told apart by their length: each
+// 32-bit word is printed as the kernel's native integer of the address's bytes, so the bytes
+// come back by copying it.
+bool socket_field(std::string_view field, uint8_t (&ip)[16], uint16_t &port) {
     const size_t colon = field.find(':');
-    const size_t digits = v6 ? 32 : 8;
-    if (colon != digits) return false;
+    if (colon != 8 && colon != 32) return false;
+    const bool v6 = colon == 32;
     uint8_t raw[16] = {};
-    for (size_t w = 0; w < digits / 8; ++w) {
+    for (size_t w = 0; w < colon / 8; ++w) {
         uint32_t word = 0;
         if (!hex(field.substr(w * 8, 8), word)) return false;
         std::memcpy(raw + w * 4, &word, 4);
@@ -54,9 +55,9 @@ std::string slurp(const char *path) {
 
 }  // namespace
 
-std::vector<TcpSocketRow> parse_tcp_table(std::string_view table, bool v6) {
+std::vector<TcpSocketRow> parse_tcp_table(std::string_view table) {
     // "sl: local remote st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode ...",
-    // after a header line.
+    // after a header line. The queue and retransmission fields are read where present.
     std::vector<TcpSocketRow> rows;
     size_t at = table.find('\n');
     while (at != std::string_view::npos && at + 1 < table.size()) {
@@ -72,27 +73,28 @@ std::vector<TcpSocketRow> parse_tcp_table(std::string_view table, bool v6) {
             while (i < line.size() && line[i] != ' ') ++i;
             if (i > start) f[count++] = line.substr(start, i - start);
         }
-        if (count < 7) continue;
         TcpSocketRow r;
-        uint32_t state = 0, tx = 0, retrans = 0;
-        const size_t queues = f[4].find(':');
-        if (!socket_field(f[1], v6, r.local_ip, r.local_port) ||
-            !socket_field(f[2], v6, r.remote_ip, r.remote_port) || !hex(f[3], state) ||
-            queues == std::string_view::npos || !hex(f[4].substr(0, queues), tx) ||
-            !hex(f[6], retrans)) {
+        uint32_t state = 0;
+        if (count < 4 || !socket_field(f[1], r.local_ip, r.local_port) ||
+            !socket_field(f[2], r.remote_ip, r.remote_port) || !hex(f[3], state)) {
             continue;
         }
         r.state = state;
-        r.tx_queue = tx;
-        r.retransmits = retrans;
+        if (count == 7) {
+            const size_t queues = f[4].find(':');
+            if (queues == std::string_view::npos || !hex(f[4].substr(0, queues), r.tx_queue) ||
+                !hex(f[6], r.retransmits)) {
+                continue;
+            }
+        }
         rows.push_back(r);
     }
     return rows;
 }
 
 std::vector<TcpSocketRow> read_tcp_tables() {
-    std::vector<TcpSocketRow> rows = parse_tcp_table(slurp("/proc/net/tcp"), false);
-    std::vector<TcpSocketRow> v6 = parse_tcp_table(slurp("/proc/net/tcp6"), true);
+    std::vector<TcpSocketRow> rows = parse_tcp_table(slurp("/proc/net/tcp"));
+    std::vector<TcpSocketRow> v6 = parse_tcp_table(slurp("/proc/net/tcp6"));
     rows.insert(rows.end(), v6.begin(), v6.end());
     return rows;
 }

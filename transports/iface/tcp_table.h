@@ -32,9 +32,10 @@ struct TcpSocketRow {
 
 inline constexpr unsigned kTcpEstablished = 1;
 
-// The rows of one table in /proc/net/tcp's or /proc/net/tcp6's format (lines that do not
-// parse are skipped). `v6`: the tcp6 format (32 hex digits per address).
-std::vector<TcpSocketRow> parse_tcp_table(std::string_view text, bool v6);
+// The rows of a table in /proc/net/tcp's or /proc/net/tcp6's format (either per line: 8 or
+// 32 hex digits per address); lines that do not parse are skipped, and a line that stops
+// after the state has no queue or retransmission counts (0).
+std::vector<TcpSocketRow> parse_tcp_table(std::string_view text);
 
 // Both tables of this process's network namespace; empty where they cannot be read.
 std::vector<TcpSocketRow> read_tcp_tables();

@@ -36,7 +36,7 @@ void ip4(const char *text, uint8_t (&out)[16]) {
 }
 
 TEST(TcpTable, ReadsRowsOfTheIpv4Table) {
-    const auto rows = parse_tcp_table(kTcp, false);
+    const auto rows = parse_tcp_table(kTcp);
     ASSERT_EQ(rows.size(), 3u);  // the garbage line skipped
     EXPECT_EQ(rows[0].state, 0x0Au);
     EXPECT_EQ(rows[0].local_port, 9228);
@@ -53,7 +53,7 @@ TEST(TcpTable, ReadsRowsOfTheIpv4Table) {
 }
 
 TEST(TcpTable, AStallIsUnacknowledgedDataRetransmittedTowardsTheHost) {
-    const auto rows = parse_tcp_table(kTcp, false);
+    const auto rows = parse_tcp_table(kTcp);
     uint8_t b[16], c[16], d[16];
     ip4("10.9.0.2", b);
     ip4("10.9.0.3", c);
@@ -64,7 +64,7 @@ TEST(TcpTable, AStallIsUnacknowledgedDataRetransmittedTowardsTheHost) {
 }
 
 TEST(TcpTable, ReadsTheIpv6Table) {
-    const auto rows = parse_tcp_table(kTcp6, true);
+    const auto rows = parse_tcp_table(kTcp6);
     ASSERT_EQ(rows.size(), 1u);
     sockaddr_in6 sa{};
     sa.sin6_family = AF_INET6;
@@ -77,9 +77,9 @@ TEST(TcpTable, ReadsTheIpv6Table) {
 }
 
 TEST(TcpTable, EmptyOrForeignTextGivesNoRows) {
-    EXPECT_TRUE(parse_tcp_table("", false).empty());
-    EXPECT_TRUE(parse_tcp_table("header only\n", false).empty());
-    EXPECT_TRUE(parse_tcp_table(kTcp6, false).empty());  // 32 digits are no IPv4 address
+    EXPECT_TRUE(parse_tcp_table("").empty());
+    EXPECT_TRUE(parse_tcp_table("header only\n").empty());
+    EXPECT_TRUE(parse_tcp_table("h\n 0: 0100007:0C 0100007F:0D 01 0\n").empty());  // 7 digits
 }
 
 TEST(TcpTable, SeesThisProcessesListeningSocket) {
