@@ -112,12 +112,16 @@ DataPath::~DataPath() {
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
             "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
-            "peers restarted; {} data messages received (fragments after a message's first not "
+            "peers restarted; {} peers refused (authorization key or version), {} hosts timed "
+            "out, {} directed receives failed with their peer, {}/{} keepalives sent/received; "
+            "{} data messages received (fragments after a message's first not "
             "counted), receives slipped {} times behind "
             "streaming senders; {} answers' FIFO heads demoted",
             s.sends_queued, s.unexpected, s.unexpected_kept, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
-            s.rma_put_grants, s.peer_restarts, rx_data_msgs_, rx_slip_.slips(), s.heads_demoted);
+            s.rma_put_grants, s.peer_restarts, s.refused_peers, s.hosts_timed_out,
+            s.directed_recvs_failed, s.keepalives_sent, s.keepalives_received, rx_data_msgs_,
+            rx_slip_.slips(), s.heads_demoted);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces. A lane's
     // zero-copy operations still in flight end as it closes (ucx_handles.h), calling their
