@@ -5,6 +5,7 @@
 #include "transports/iface/net_namespace.h"
 #include "transports/iface/record_addr.h"
 
+#include "base/config/config.h"
 #include "base/log/log.h"
 #include "transports/address_svc.h"
 
@@ -15,8 +16,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <utility>
 #include <cstring>
 #include <new>
 
@@ -68,6 +74,26 @@ uint16_t listen_port_for(const Resource &r, const WorkerOptions &options) {
         }
     }
     return 0;
+}
+
+// UFI_TCP_PORT_RANGE ("first-last"), parsed once: {0, 0} when unset or malformed (a warning).
+std::pair<uint16_t, uint16_t> port_range() {
+    static const std::pair<uint16_t, uint16_t> range = [] {
+        const std::string &text = config::registry().get_string("UFI_TCP_PORT_RANGE");
+        if (text.empty()) return std::pair<uint16_t, uint16_t>{0, 0};
+        unsigned first = 0, last = 0;
+        char tail = 0;
+        if (std::sscanf(text.c_str(), "%u-%u%c", &first, &last, &tail) != 2 || first == 0 ||
+            last > 65535 || first > last) {
+            UFI_LOG_WARN(Subsys::Core,
+                         "UFI_TCP_PORT_RANGE={}: not a range first-last of ports 1..65535; the "
+                         "system chooses the ports",
+                         text);
+            return std::pair<uint16_t, uint16_t>{0, 0};
+        }
+        return std::pair<uint16_t, uint16_t>{static_cast<uint16_t>(first), static_cast<uint16_t>(last)};
+    }();
+    return range;
 }
 
 // Opens one iface; on failure returns false with *why.
@@ -188,6 +214,59 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     return true;
 }
 
+// Whether nothing on this host holds tcp port `port` of `family` (a test bind, without
+// SO_REUSEADDR as UCT's listener binds, to the wildcard address: conservative, a port bound on
+// any address counts as taken).
+bool port_free(int family, uint16_t port) {
+    const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (family == AF_INET6) {
+        auto *in6 = reinterpret_cast<sockaddr_in6 *>(&ss);
+        in6->sin6_family = AF_INET6;
+        in6->sin6_addr = in6addr_any;
+        in6->sin6_port = htons(port);
+        len = sizeof *in6;
+    } else {
+        auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+        in->sin_family = AF_INET;
+        in->sin_addr.s_addr = htonl(INADDR_ANY);
+        in->sin_port = htons(port);
+        len = sizeof *in;
+    }
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr *>(&ss), len) == 0;
+    ::close(fd);
+    return ok;
+}
+
+// A tcp iface under UFI_TCP_PORT_RANGE: one port at a time, free ones first, from a random
+// start. (UCX 1.13's tcp, given the range as PORT_RANGE, draws ports at random until one binds,
+// and spins for ever once every port of the range is taken; given one port, it fails.)
+std::unique_ptr<OpenIface> open_in_range(const MemoryDomains &mds, const Worker &worker,
+                                         const Resource &r, const WorkerOptions &options,
+                                         std::string &why) {
+    const auto [first, last] = port_range();
+    const unsigned count = unsigned{last} - first + 1;
+    static std::atomic<unsigned> spread{static_cast<unsigned>(::getpid())};
+    const unsigned start = spread.fetch_add(7919, std::memory_order_relaxed) % count;
+    const int family = !r.ip_addrs.empty() && r.ip_addrs.front().find(':') != std::string::npos
+                           ? AF_INET6
+                           : AF_INET;
+    constexpr unsigned kTries = 8;  // ports that looked free but were taken by the time UCT bound
+    unsigned tried = 0;
+    for (unsigned i = 0; i < count && tried < kTries; ++i) {
+        const auto port = static_cast<uint16_t>(first + (start + i) % count);
+        if (!port_free(family, port)) continue;
+        ++tried;
+        auto iface = std::make_unique<OpenIface>();
+        if (open_iface(mds, worker, r, options, port, *iface, why)) return iface;
+    }
+    why = "no free port in UFI_TCP_PORT_RANGE " + std::to_string(first) + "-" + std::to_string(last) +
+          (tried != 0 ? " (the last try: " + why + ")" : std::string());
+    return nullptr;
+}
+
 // The async thread saw activity on a watched iface's fd: progress activates it (the worker's
 // callback queue takes registrations from any thread).
 void on_iface_event(int, ucs_event_set_types_t, void *arg) {
@@ -289,7 +368,13 @@ Status EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *
         auto iface = std::make_unique<OpenIface>();
         std::string why;
         const uint16_t port = listen_port_for(*r, options);
-        if (!open_iface(mds, w->worker_, *r, options, port, *iface, why)) {
+        if (port == 0 && r->tl == "tcp" && port_range().first != 0) {
+            iface = open_in_range(mds, w->worker_, *r, options, why);
+            if (!iface) {
+                skipped.push_back({r, why});
+                continue;
+            }
+        } else if (!open_iface(mds, w->worker_, *r, options, port, *iface, why)) {
             if (port != 0) {
                 UFI_LOG_WARN(Subsys::EpCtrl, "{} cannot listen on port {}: {}", r->label(), port, why);
                 return Status::kBusy;  // the name the application chose would not reach it
