@@ -53,12 +53,12 @@ struct Plain {
 struct Float16 {
     using V = float;
     static V load(const uint8_t *p) {
-        _Float16 v;
+        uint16_t v;
         std::memcpy(&v, p, sizeof v);
-        return static_cast<float>(v);
+        return from_half(v);
     }
     static void store(uint8_t *p, V v) {
-        const auto h = static_cast<_Float16>(v);
+        const uint16_t h = to_half(v);
         std::memcpy(p, &h, sizeof h);
     }
 };
@@ -360,18 +360,51 @@ uint16_t to_bfloat16(float f) noexcept {
     return static_cast<uint16_t>(rounded >> 16);
 }
 
+float from_half(uint16_t h) noexcept {
+    const uint32_t sign = uint32_t{h & 0x8000u} << 16;
+    const uint32_t exp = (h >> 10) & 0x1Fu;
+    const uint32_t mant = h & 0x3FFu;
+    if (exp == 0x1F) return float_of(sign | 0x7F800000u | (mant << 13));  // inf, NaN
+    if (exp == 0) {  // zero, or subnormal: mant * 2^-24, exact in float
+        const float v = std::ldexp(static_cast<float>(mant), -24);
+        return sign != 0 ? -v : v;
+    }
+    return float_of(sign | ((exp + 127 - 15) << 23) | (mant << 13));
+}
+
+uint16_t to_half(float f) noexcept {
+    const uint32_t x = bits_of(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const uint32_t exp = (x >> 23) & 0xFFu;
+    uint32_t mant = x & 0x7FFFFFu;
+    if (exp == 0xFF) {  // inf stays inf; NaN stays a quiet NaN with its top payload bits
+        return static_cast<uint16_t>(sign | 0x7C00u | (mant != 0 ? 0x200u | (mant >> 13) : 0));
+    }
+    const int e = static_cast<int>(exp) - 127 + 15;  // the half's biased exponent
+    if (e >= 0x1F) return static_cast<uint16_t>(sign | 0x7C00u);  // overflow: inf
+    // Keeps `keep` (the result's bits) and rounds what `shift` drops to nearest even; a carry
+    // into the exponent (or to inf) is the right result.
+    const auto round = [](uint32_t keep, uint32_t dropped, uint32_t halfway) {
+        return keep + (dropped > halfway || (dropped == halfway && (keep & 1u)) ? 1u : 0u);
+    };
+    if (e <= 0) {  // a half subnormal (or zero): mant * 2^-24 of the implicit-1 mantissa
+        if (e < -10) return static_cast<uint16_t>(sign);  // below half the smallest: zero
+        mant |= 0x800000u;
+        const unsigned shift = static_cast<unsigned>(14 - e);  // 14..24
+        return static_cast<uint16_t>(
+            sign | round(mant >> shift, mant & ((1u << shift) - 1), 1u << (shift - 1)));
+    }
+    return static_cast<uint16_t>(
+        sign | round((static_cast<uint32_t>(e) << 10) | (mant >> 13), mant & 0x1FFFu, 0x1000u));
+}
+
 float from_float8_e5m2(uint8_t v) noexcept {
     // The top byte of an IEEE half: exact.
-    const uint16_t h = static_cast<uint16_t>(v << 8);
-    _Float16 f;
-    std::memcpy(&f, &h, sizeof f);
-    return static_cast<float>(f);
+    return from_half(static_cast<uint16_t>(v << 8));
 }
 
 uint8_t to_float8_e5m2(float f) noexcept {
-    const auto half = static_cast<_Float16>(f);
-    uint16_t h;
-    std::memcpy(&h, &half, sizeof h);
+    const uint16_t h = to_half(f);
     if ((h & 0x7C00) == 0x7C00 && (h & 0x03FF) != 0) return static_cast<uint8_t>((h >> 8) | 0x02);
     // To nearest even on the low byte; a carry into the exponent is the right result (up to
     // infinity, as IEEE rounding overflows).

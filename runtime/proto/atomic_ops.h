@@ -60,6 +60,10 @@ std::mutex &atomic_lock() noexcept;
 inline constexpr size_t kMaxAtomicBytes = 1024;
 
 // The small floating-point formats' conversions (exposed for the tests).
+// IEEE binary16 (FI_FLOAT16) in software, round to nearest even: the same results as the
+// compilers' _Float16, which clang 14 does not offer on x86-64.
+float from_half(uint16_t v) noexcept;
+uint16_t to_half(float f) noexcept;
 float from_bfloat16(uint16_t v) noexcept;
 uint16_t to_bfloat16(float f) noexcept;
 float from_float8_e4m3(uint8_t v) noexcept;

@@ -599,6 +599,56 @@ TEST(AtomicFormats, ValuesOutsideTheEnumsAreNoDatatypeAndNoOp) {
     EXPECT_EQ(atomics::element_size(FI_LONG_DOUBLE_COMPLEX), sizeof(std::complex<long double>));
 }
 
+// FI_FLOAT16 in software (atomics::from_half / to_half) against the compiler's _Float16,
+// where it has one: every half, and a million floats spread over every exponent plus each
+// half's neighbours and the midpoints between halves (the ties).
+TEST(AtomicFormats, HalfMatchesTheCompilersFloat16) {
+#ifdef __FLT16_MANT_DIG__
+    const auto bits16 = [](_Float16 h) {
+        uint16_t b;
+        std::memcpy(&b, &h, sizeof b);
+        return b;
+    };
+    const auto check_to = [&](float f) {
+        const uint16_t want = bits16(static_cast<_Float16>(f));
+        const uint16_t got = atomics::to_half(f);
+        if (std::isnan(f)) {
+            EXPECT_TRUE((got & 0x7C00) == 0x7C00 && (got & 0x3FF) != 0) << "NaN stays NaN";
+        } else {
+            ASSERT_EQ(got, want) << "to_half(" << f << ")";
+        }
+    };
+    for (uint32_t b = 0; b < 0x10000; ++b) {
+        _Float16 h;
+        const auto b16 = static_cast<uint16_t>(b);
+        std::memcpy(&h, &b16, sizeof h);
+        const float want = static_cast<float>(h), got = atomics::from_half(b16);
+        if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got)) << b;
+            continue;
+        }
+        ASSERT_EQ(std::memcmp(&want, &got, sizeof got), 0) << "from_half(" << b << ")";
+        check_to(want);
+        check_to(std::nextafter(want, INFINITY));
+        check_to(std::nextafter(want, -INFINITY));
+        if (b16 != 0x7BFF && b16 != 0xFBFF && (b16 & 0x7C00) != 0x7C00) {
+            _Float16 next;
+            const auto nb = static_cast<uint16_t>(b16 + 1);
+            std::memcpy(&next, &nb, sizeof next);
+            check_to((want + static_cast<float>(next)) / 2);  // the tie (exact in float)
+        }
+    }
+    for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 4093) {
+        float f;
+        const auto u32 = static_cast<uint32_t>(u);
+        std::memcpy(&f, &u32, sizeof f);
+        check_to(f);
+    }
+#else
+    GTEST_SKIP() << "this compiler has no _Float16 to compare with";
+#endif
+}
+
 // The small floating-point formats' conversions, on known bit patterns.
 TEST(AtomicFormats, SmallFloatConversions) {
     EXPECT_EQ(atomics::to_bfloat16(1.0f), 0x3F80);
