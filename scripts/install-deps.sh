@@ -15,6 +15,7 @@ packages=(
   iproute2                      # network-namespace tests
   openmpi-bin libopenmpi-dev    # MPI tests: Open MPI's OFI MTL and BTL over our libfabric.so.1
   groff-base man-db bsdextrautils  # man pages: rendered and checked for warnings (groff, man -l, col)
+  clang libclang-rt-14-dev      # libFuzzer harnesses (scripts/fuzz.sh)
 )
 
 missing=()
