@@ -78,11 +78,15 @@ DataPath::DataPath(const DataPathConfig &config)
 int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept {
     try {
         std::unique_ptr<DataPath> dp(new DataPath(config));
-        for (const MessageHandler &h : message_handlers()) {
-            const transports::Status status = dp->worker_->set_am_handler(h.id, h.am, dp.get());
+        for (uint8_t id = 0; id < wire::kAmIdLimit; ++id) {
+            transports::AmHandlerFn am = &DataPath::drop_unknown_id;
+            for (const MessageHandler &h : message_handlers()) {
+                if (h.id == id) am = h.am;
+            }
+            const transports::Status status = dp->worker_->set_am_handler(id, am, dp.get());
             if (status != transports::Status::kOk) {
                 UFI_LOG_WARN(Subsys::EpCtrl, "fi_enable: cannot install active-message handler {}: {}",
-                             h.id, transports::to_string(status));
+                             id, transports::to_string(status));
                 return transports::fi_errno_of(status);
             }
         }
@@ -111,14 +115,14 @@ DataPath::~DataPath() {
             "kept in the transport's descriptor), {} "
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
-            "sources; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
+            "sources, {} under unknown ids; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
             "peers restarted; {} peers refused (authorization key or version), {} hosts timed "
             "out, {} directed receives failed with their peer, {}/{} keepalives sent/received; "
             "{} data messages received (fragments after a message's first not "
             "counted), receives slipped {} times behind "
             "streaming senders; {} answers' FIFO heads demoted",
             s.sends_queued, s.unexpected, s.unexpected_kept, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
-            s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.rma_refused,
+            s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.dropped_unknown_id, s.rma_refused,
             s.rma_put_grants, s.peer_restarts, s.refused_peers, s.hosts_timed_out,
             s.directed_recvs_failed, s.keepalives_sent, s.keepalives_received, rx_data_msgs_,
             rx_slip_.slips(), s.heads_demoted);

@@ -192,6 +192,7 @@ void read_protocol_settings(DataPathConfig &c) noexcept;
 struct DataPathStats {
     uint64_t dropped_malformed = 0;   // headers too short or inconsistent
     uint64_t dropped_unknown_src = 0; // messages naming no connected peer
+    uint64_t dropped_unknown_id = 0;  // active messages under an id ufi does not send
     uint64_t held_early = 0;          // from an admitted peer before this side connected
     uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
@@ -565,6 +566,12 @@ class DataPath {
         auto *dp = static_cast<DataPath *>(arg);
         if constexpr (kCounted) ++dp->rx_data_msgs_;
         call<Module, H>(*dp, static_cast<const uint8_t *>(data), length);
+        return transports::Status::kOk;
+    }
+    // Every id no row names: UCT would warn for each such message (a peer of another kind, or a
+    // hostile one, could fill the log); counted and dropped instead.
+    static transports::Status drop_unknown_id(void *arg, void *, size_t, unsigned) noexcept {
+        ++static_cast<DataPath *>(arg)->stats_.dropped_unknown_id;
         return transports::Status::kOk;
     }
     template <auto Module, auto H, bool kCounted>

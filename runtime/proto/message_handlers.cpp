@@ -37,6 +37,7 @@ bool DataPath::deliver(uint8_t id, const uint8_t *data, size_t length) noexcept 
             return true;
         }
     }
+    ++stats_.dropped_unknown_id;
     return false;
 }
 

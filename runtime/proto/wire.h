@@ -107,6 +107,9 @@ enum AmId : uint8_t {
     kAmRmaWriteDone = 17,
     kAmLast = kAmRmaWriteDone,  // (the highest id with a handler)
 };
+// Ids are below this (UCT_AM_ID_MAX): the others are counted and dropped
+// (DataPathStats::dropped_unknown_id).
+inline constexpr uint8_t kAmIdLimit = 32;
 
 // ---- Wireup ------------------------------------------------------------------------------
 
