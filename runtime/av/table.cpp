@@ -113,7 +113,7 @@ void Table::recover() noexcept {
     for (uint64_t i = 0; i < h_->high; ++i) {
         Entry *e = entry_ptr(i);
         if (e == nullptr) {  // a chunk that was never published: the slots beyond it are unused
-            h_->high = i;
+            store(h_->high, i, std::memory_order_release);
             break;
         }
         if (load(e->seq) & 1) {
@@ -255,8 +255,10 @@ int Table::insert_locked(const uint8_t *blob, uint32_t len, uint16_t key, uint16
         --h_->holes;
         h_->first_free = slot + 1;
     } else {
-        h_->high = slot + 1;
-        if (h_->holes == 0) h_->first_free = h_->high;
+        // Lock-free readers (high(): the data path's lookups of peers' entries) load it with
+        // acquire; a plain store here was a data race (ThreadSanitizer found it).
+        store(h_->high, slot + 1, std::memory_order_release);
+        if (h_->holes == 0) h_->first_free = slot + 1;
     }
     ++h_->live;
     if (key != 0) ++keys_[key - 1].bound;

@@ -66,11 +66,17 @@ int EndpointConnection::start(State state) noexcept {
                      state_ == State::kOver ? "shut down" : "connecting or connected already");
         return state_ == State::kOver ? -FI_EOPBADSTATE : -FI_EISCONN;
     }
-    if (!registered_) {
-        if (const int rc = eq_.add_progress({&EndpointConnection::progress_cb, this}); rc != 0) return rc;
-        registered_ = true;
-    }
     state_ = state;
+    return 0;
+}
+
+int EndpointConnection::register_progress() noexcept {
+    bool expected = false;
+    if (!registered_.compare_exchange_strong(expected, true)) return 0;
+    if (const int rc = eq_.add_progress({&EndpointConnection::progress_cb, this}); rc != 0) {
+        registered_ = false;
+        return rc;
+    }
     return 0;
 }
 
@@ -87,6 +93,7 @@ int EndpointConnection::connect(const sockaddr *addr, size_t addrlen, const sock
                      info::kCmDataSize);
         return -FI_EINVAL;
     }
+    if (const int rc = register_progress(); rc != 0) return rc;
     std::lock_guard<std::mutex> lock(mu_);
     if (const int rc = start(State::kConnecting); rc != 0) return rc;
     std::string why;
@@ -125,6 +132,7 @@ int EndpointConnection::accept(ConnRequest &request, std::span<const uint8_t> ad
         UFI_LOG_WARN(Subsys::EpCtrl, "fi_accept: the connection request was accepted or refused already");
         return -FI_EINVAL;
     }
+    if (const int rc = register_progress(); rc != 0) return rc;
     std::lock_guard<std::mutex> lock(mu_);
     if (const int rc = start(State::kAccepting); rc != 0) return rc;
     // The client's data path first: it may send as soon as it sees FI_CONNECTED.

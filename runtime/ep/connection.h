@@ -10,6 +10,7 @@
 
 #include <rdma/fabric.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -50,7 +51,11 @@ class EndpointConnection {
     static void progress_cb(void *arg);  // (EQ reads)
     static void wake_cb(void *arg);      // (UCX's async thread)
     void progress() noexcept;
-    int start(State state) noexcept;  // registers with the EQ
+    int start(State state) noexcept;  // (mu_ held)
+    // Registers the connection's progress with the EQ, once, without mu_ held: the EQ runs
+    // that progress (which takes mu_) under its own lock, so taking the EQ's lock under mu_
+    // would order the two locks both ways (ThreadSanitizer reported it).
+    int register_progress() noexcept;
     void post_cm(uint32_t event, std::span<const uint8_t> data) noexcept;
     void post_error(int err, std::span<const uint8_t> data) noexcept;
 
@@ -58,7 +63,7 @@ class EndpointConnection {
     eq::Eq &eq_;
     std::mutex mu_;
     State state_ = State::kIdle;
-    bool registered_ = false;
+    std::atomic<bool> registered_{false};
     bool accepted_ = false;  // fi_accept made it: it lives on the listener's port
     // fi_shutdown of an accepted connection: the CM connection ends once the peer ended it,
     // or at disconnect_due_ (connection.cpp says why).

@@ -175,14 +175,22 @@ int PassiveEndpoint::bind(fid_t bfid, uint64_t flags) noexcept {
                      e == nullptr ? "only an event queue binds to a passive endpoint" : "flags must be 0");
         return e == nullptr ? -FI_EINVAL : -FI_EBADFLAGS;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (eq_ != nullptr) {
-        UFI_LOG_WARN(Subsys::EpCtrl, "fi_pep_bind: an event queue is bound already");
-        return -FI_EINVAL;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (eq_ != nullptr) {
+            UFI_LOG_WARN(Subsys::EpCtrl, "fi_pep_bind: an event queue is bound already");
+            return -FI_EINVAL;
+        }
+        eq_ = e;  // claimed
     }
-    if (const int rc = e->add_progress({&PassiveEndpoint::progress_cb, this, true}); rc != 0) return rc;
+    // Registered without mu_ held: the EQ runs our progress (which takes mu_) under its own
+    // lock, so taking that lock under mu_ would order the two both ways.
+    if (const int rc = e->add_progress({&PassiveEndpoint::progress_cb, this, true}); rc != 0) {
+        std::lock_guard<std::mutex> lock(mu_);
+        eq_ = nullptr;
+        return rc;
+    }
     eq::attach(e);
-    eq_ = e;
     return 0;
 }
 
