@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: unit, ABI, layer rules, integration, compat, MPI, soak and multi-host tests in a
-# normal build, then the unit, ABI, integration and soak tests again in an ASan+UBSan build, then each libFuzzer
-# harness for a bounded time (clang). Installs what is
+# normal build, then the unit, ABI, integration and soak tests again in an ASan+UBSan build, the
+# threaded tests in a ThreadSanitizer build, then each libFuzzer harness for a bounded time
+# (clang). Installs what is
 # missing first, so it works on a fresh Debian 12 machine (CI runs exactly this).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,9 @@ export LSAN_OPTIONS="suppressions=$PWD/tests/sanitizer/lsan.supp:print_suppressi
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 meson test -C build-asan --print-errorlogs --num-processes "$jobs" \
   --suite unit --suite abi --suite integration --suite tools --suite soak || status=1
+
+echo "== ThreadSanitizer build: the threaded tests (docs/sanitizers.md)"
+scripts/tsan.sh || status=1
 
 echo "== libFuzzer harnesses (clang, ASan+UBSan): ${UFI_FUZZ_SECONDS:-20} s each (docs/fuzzing.md)"
 scripts/fuzz.sh "${UFI_FUZZ_SECONDS:-20}" || status=1
