@@ -295,9 +295,25 @@ int bind_an_eq(Side &s) {
     return fi_ep_bind(s.ep, &g_eq->fid, 0);
 }
 
+// The same with the EQ bound to the endpoint's AV instead (fi_av_bind): the event goes there
+// when the endpoint has none.
+int bind_an_eq_to_the_av(Side &s) {
+    fi_eq_attr eq_attr{};
+    eq_attr.wait_obj = FI_WAIT_NONE;
+    if (const int rc = fi_eq_open(s.fabric, &eq_attr, &g_eq, nullptr); rc != 0) return rc;
+    // (Deprecated since libfabric 1.x made AV operations synchronous, but programs still bind
+    // EQs to AVs, and ufi reports failed peers there.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return fi_av_bind(s.av, &g_eq->fid, 0);
+#pragma GCC diagnostic pop
+}
+
+bool g_eq_on_av = false;
+
 int receivers_learn_of_a_dead_peer(const char *role, int sock, bool a) {
     Side s;
-    s.before_enable = bind_an_eq;
+    s.before_enable = g_eq_on_av ? bind_an_eq_to_the_av : bind_an_eq;
     CHECK(open_connected(s, role, sock) == 0);
     if (!a) {
         uint8_t b = 0;
@@ -341,9 +357,13 @@ int receivers_learn_of_a_dead_peer(const char *role, int sock, bool a) {
     CHECK(fi_cq_read(s.cq, &e, 1) == -FI_EAVAIL);
     CHECK(fi_cq_readerr(s.cq, &cerr, 0) == 1);
     CHECK(cerr.op_context == &any_ctx && cerr.err == FI_ECANCELED);
-    // The EQ goes after the endpoint bound to it, before the fabric.
+    // The EQ goes after the endpoint (or AV) bound to it, before the fabric.
     CHECK(fi_close(&s.ep->fid) == 0);
     s.ep = nullptr;
+    if (g_eq_on_av) {
+        CHECK(fi_close(&s.av->fid) == 0);
+        s.av = nullptr;
+    }
     CHECK(fi_close(&g_eq->fid) == 0);
     close_side(s);
     return 0;
@@ -375,7 +395,14 @@ void run_case(int (*run)(const char *, int, bool), bool victim_is_a) {
 }
 
 TEST(PeerFailure, ReceiversLearnOfADeadPeer) {
+    g_eq_on_av = false;
     run_case(receivers_learn_of_a_dead_peer, false);
+}
+
+TEST(PeerFailure, ReceiversLearnOfADeadPeerThroughTheAvsEq) {
+    g_eq_on_av = true;
+    run_case(receivers_learn_of_a_dead_peer, false);
+    g_eq_on_av = false;
 }
 
 TEST(PeerFailure, RmaTargetDies) {
