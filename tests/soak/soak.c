@@ -282,7 +282,8 @@ static int client_main(int argc, char **argv) {
             struct header h = {MAGIC, slot, gen, sent, random_size(max_size), 0};
             memcpy(o->buf, &h, sizeof h);
             fill(o->buf, h.size, gen, sent);
-            ssize_t rc = fi_tsend(ep, o->buf, h.size, NULL, server, TAG(T_DATA), &o->ctx);
+            /* The incarnation in the tag's low bits: a failed receive names its sender. */
+            ssize_t rc = fi_tsend(ep, o->buf, h.size, NULL, server, TAG(T_DATA) | gen, &o->ctx);
             if (rc == -FI_EAGAIN) {
                 free_tx[nfree++] = (int)(o - tx);
                 break;
@@ -579,6 +580,14 @@ static void on_error(const struct fi_cq_err_entry *err) {
     }
     /* A receive matched to a rendezvous from a client killed before its data moved fails:
      * the message is lost with its sender, and the receiver is told. */
+    if (o->kind == OP_RECV && TAG_TYPE(err->tag) == T_DATA) {
+        /* Only a killed incarnation's message may fail (its tag names it). */
+        const uint64_t from = err->tag & ((UINT64_C(1) << 56) - 1);
+        const struct gen_state *g = find_gen(from);
+        if (!g || !g->killed)
+            die("a receive of live incarnation %" PRIu64 "'s message failed: %s (len %zu)", from,
+                fi_strerror(err->err), err->len);
+    }
     if (o->kind == OP_RECV && now_s() - last_kill < 5 &&
         (err->err == FI_EIO || err->err == FI_ECONNRESET || err->err == FI_ETIMEDOUT)) {
         ++st.rx_errors_killed;
