@@ -117,14 +117,15 @@ DataPath::~DataPath() {
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
             "sources, {} under unknown ids; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
             "peers restarted; {} peers refused (authorization key or version), {} hosts timed "
-            "out, {} directed receives failed with their peer, {}/{} keepalives sent/received; "
+            "out, {} directed receives failed with their peer, {} transfers held back from failed "
+            "peers that write them, {}/{} keepalives sent/received; "
             "{} data messages received (fragments after a message's first not "
             "counted), receives slipped {} times behind "
             "streaming senders; {} answers' FIFO heads demoted",
             s.sends_queued, s.unexpected, s.unexpected_kept, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.dropped_unknown_id, s.rma_refused,
             s.rma_put_grants, s.peer_restarts, s.refused_peers, s.hosts_timed_out,
-            s.directed_recvs_failed, s.keepalives_sent, s.keepalives_received, rx_data_msgs_,
+            s.directed_recvs_failed, s.held_from_failed_writers, s.keepalives_sent, s.keepalives_received, rx_data_msgs_,
             rx_slip_.slips(), s.heads_demoted);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));
     // the lanes close with the peers, before the worker that owns their ifaces. A lane's
@@ -148,6 +149,7 @@ unsigned DataPath::progress() noexcept {
     if ((ticks_ & kCheckTicks) == 0) check_peers_if_due();
     done += completions_.flush();
     if (zcopy_.has_retries()) done += zcopy_.retry();
+    if (zcopy_.holding_failed()) done += zcopy_.release_held();
     // Peers drained here may queue more (a handler run by progress): those wait for the next
     // call.
     done += busy_.take_each([this](uint32_t idx) {

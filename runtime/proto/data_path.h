@@ -218,6 +218,8 @@ struct DataPathStats {
     uint64_t keepalives_received = 0;
     uint64_t hosts_timed_out = 0;     // peers failed because their host stopped acknowledging
     uint64_t directed_recvs_failed = 0;  // receives for a failed peer completed with its error
+    uint64_t held_from_failed_writers = 0;  // transfers a failed peer may still have written
+                                            // into, held back first (zcopy_transfers.h)
     uint64_t heads_demoted = 0;   // answers after which a peer's FIFO head was demoted
                                   // (flush_demote)
 };
@@ -317,7 +319,7 @@ class DataPath {
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
         return !busy_.empty() || completions_.waiting() || zcopy_.has_retries() ||
-               worker_->has_failures();
+               worker_->has_failures() || zcopy_.holding_failed();
     }
     // A progress call that found nothing, and where this endpoint stops sending for now (a
     // progress call begins, a receive is posted): the cache hints (cache_hints.h).

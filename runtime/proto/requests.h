@@ -212,6 +212,10 @@ struct AtomicSendPart {
 // Zero-copy transfers: a message's rendezvous (rndv_protocol.h and its four protocols:
 // announced by RTS, finished by ATS (GET), by the sender's own puts (PUT) or by streaming
 // RNDV_DATA (AM) after RTR) and a zero-copy RMA (rma_zcopy.h), which uses the same engine.
+// A transfer a failed peer may still write into (ZcopyTransfers::hold_from_failed_writer):
+// not held, held back (its completion waits), or released (completing now).
+enum class HoldState : uint8_t { kNo, kHeld, kReleased };
+
 struct ZcopySendPart {
     bool rndv = false;
     uint8_t rndv_protocol = 0;
@@ -227,6 +231,8 @@ struct ZcopySendPart {
     uint64_t recv_id = 0;               // the receiver's, from RTR
     size_t length = 0;                  // bytes the receiver takes (RTR)
     bool streaming = false;             // kRndvAm: RNDV_DATA goes out from `offset`
+    HoldState held = HoldState::kNo;     // a read the failed peer may still put into
+                                         // (ZcopyTransfers::hold_from_failed_writer)
     RndvCompletion comp;                // kRndvPut: the puts
 };
 
@@ -286,6 +292,7 @@ struct SendReq : SendCommon, MessageSendPart, ZcopySendPart, RmaSendPart, Atomic
         done = false;
         announcing = false;
         rma_way = RmaWay::kUndecided;
+        held = HoldState::kNo;
         comp.uct.count = 0;
     }
     // The operation's local buffers: `data` itself, or (FI_INJECT: the caller may reuse them
@@ -346,6 +353,8 @@ struct RndvRecvPart {
                           // split point; the sender puts the rest)
     bool split_copied = false;  // kRndvSplit: our gets are done (ATS sent)
     bool split_acked = false;   // kRndvSplit: the sender's ATP came
+    HoldState held = HoldState::kNo;  // failed, held back while the failed sender may still
+                                      // write into it (ZcopyTransfers::hold_from_failed_writer)
     std::vector<wire::Segment> segments;           // kRndvGet: the sender's buffers
     std::vector<transports::LocalRegion> regions;  // the receive buffers, registered (PUT; GET
                                                    // where the transport needs local memh)

@@ -319,6 +319,7 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
     r->get_end = r->length;
     r->split_copied = false;
     r->split_acked = false;
+    r->held = HoldState::kNo;
     r->status = 0;
     r->comp.uct.count = 0;
     r->comp.uct.status = transports::Status::kOk;
@@ -341,6 +342,7 @@ void RndvProtocol::start_recv(RecvReq *r, uint32_t src, uint32_t wire_flags, uin
 }
 
 void RndvProtocol::finish_recv(RecvReq *r) noexcept {
+    if (dp_.zcopy_.hold_from_failed_writer(*r)) return;  // (its error completes later)
     const uint32_t src = r->peer;
     const int status = r->status;
     dp_.zcopy_.release_recv_slot(*r);

@@ -62,7 +62,79 @@ void ZcopyTransfers::finish_send_rndv(SendReq *r) noexcept {
         r->done = true;  // the RTS call's caller finishes it
         return;
     }
+    if (hold_from_failed_writer(*r)) return;
     dp_.finish_send(r, r->status);
+}
+
+// ---------------------------------------------------------------------------------------
+// Buffers a failed peer may still write (zcopy_transfers.h)
+
+bool ZcopyTransfers::hold_from_failed_writer(RecvReq &r) noexcept {
+    const bool peer_writes =
+        r.rndv_protocol == wire::kRndvPut || r.rndv_protocol == wire::kRndvSplit;
+    if (r.held != HoldState::kNo) return r.held == HoldState::kHeld;  // (finished once, later)
+    if (r.status == 0 || !peer_writes || r.peer >= dp_.peers_.size() ||
+        dp_.peers_[r.peer]->state != PeerState::kFailed) {
+        return false;
+    }
+    return hold(nullptr, &r);
+}
+
+bool ZcopyTransfers::hold_from_failed_writer(SendReq &r) noexcept {
+    // A zero-copy read: the target puts the data into our buffers.
+    const bool peer_writes = r.op == SendOp::kRead && r.rma_way == RmaWay::kZeroCopy &&
+                             r.rndv_protocol == wire::kRndvPut;
+    if (r.held != HoldState::kNo) return r.held == HoldState::kHeld;
+    if (r.status == 0 || !peer_writes || r.peer >= dp_.peers_.size() ||
+        dp_.peers_[r.peer]->state != PeerState::kFailed) {
+        return false;
+    }
+    return hold(&r, nullptr);
+}
+
+bool ZcopyTransfers::hold(SendReq *s, RecvReq *r) noexcept {
+    try {
+        held_.push_back({s, r, std::chrono::steady_clock::now() + kFailedWriterGrace, 0});
+    } catch (const std::bad_alloc &) {
+        return false;  // completes now
+    }
+    (s != nullptr ? s->held : r->held) = HoldState::kHeld;
+    ++dp_.stats_.held_from_failed_writers;
+    return true;
+}
+
+unsigned ZcopyTransfers::release_held() noexcept {
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<Held> due;
+    due.swap(held_due_);  // (its capacity kept from call to call; empty)
+    for (size_t i = 0; i < held_.size();) {
+        Held &h = held_[i];
+        if (++h.rounds < kFailedWriterRounds || now < h.until) {
+            ++i;
+            continue;
+        }
+        try {
+            due.push_back(h);
+        } catch (const std::bad_alloc &) {
+            break;  // the next call takes the rest
+        }
+        held_[i] = held_.back();
+        held_.pop_back();
+    }
+    // (Finished after the scan: a completion may run code that holds another.)
+    for (const Held &h : due) {
+        if (h.recv != nullptr) {
+            h.recv->held = HoldState::kReleased;
+            dp_.rndv_.finish_recv(h.recv);
+        } else {
+            h.send->held = HoldState::kReleased;
+            dp_.finish_send(h.send, h.send->status);
+        }
+    }
+    const auto n = static_cast<unsigned>(due.size());
+    due.clear();
+    if (held_due_.capacity() < due.capacity()) held_due_.swap(due);
+    return n;
 }
 
 SendReq *ZcopyTransfers::send_by_id(uint64_t id, uint32_t peer) const noexcept {

@@ -13,6 +13,7 @@
 #include "runtime/proto/wire.h"
 #include "transports/lanes/rma_lane.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -155,12 +156,40 @@ class ZcopyTransfers {
     // their lanes close do nothing.
     void detach_completions() noexcept;
 
+    // --- Buffers a failed peer may still write ---
+    // A transfer whose buffers the peer writes itself (a rendezvous receive it answers by
+    // PUT, SPLIT's second half, a zero-copy read it answers by put) is not given back to the
+    // application the moment the peer fails: what the peer sent before it died may still be
+    // on its way (tcp: in our socket, which the transport reads at a later progress call and
+    // whose puts it writes where they say, whatever we decided meanwhile), and a buffer the
+    // application has back must not change under it. Such a transfer is held here and
+    // completes, with the peer's error, once kFailedWriterGrace has passed and progress has
+    // run kFailedWriterRounds times since (the transport reading what waits meanwhile).
+    // true: held (the caller must not finish it; a transfer already held stays so, whoever
+    // finishes it again); false: finish it now.
+    bool hold_from_failed_writer(RecvReq &r) noexcept;
+    bool hold_from_failed_writer(SendReq &r) noexcept;
+    bool holding_failed() const noexcept { return !held_.empty(); }
+    // Progress: completes the held transfers whose time came; how many.
+    unsigned release_held() noexcept;
+    static constexpr std::chrono::milliseconds kFailedWriterGrace{250};
+    static constexpr unsigned kFailedWriterRounds = 16;
+
   private:
     DataPath &dp_;
     SlotTable<SendReq> sends_;
     SlotTable<RecvReq> recvs_;
     std::vector<RecvReq *> retry_gets_;
     std::vector<SendReq *> retry_puts_;
+    struct Held {
+        SendReq *send;  // one of the two
+        RecvReq *recv;
+        std::chrono::steady_clock::time_point until;
+        unsigned rounds;
+    };
+    std::vector<Held> held_;
+    std::vector<Held> held_due_;  // release_held()'s scratch (no allocation once grown)
+    bool hold(SendReq *s, RecvReq *r) noexcept;
     // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
     SegmentMessageScratch rtr_scratch_;
 };

@@ -185,9 +185,19 @@ struct op {
     int posted;
     int cancel_requested;
     uint64_t gen;           /* a send: the incarnation it went to */
+    uint64_t failed_from;   /* a receive: the incarnation whose message its last use failed */
     unsigned char *buf;
     size_t len;
 };
+
+/* A completion (or error) for `o`: it must be in flight. A second completion for one
+ * operation would hand its buffer to two operations at once. */
+static void take_back(struct op *o, const char *who) {
+    if (!o->posted)
+        die("%s: a completion for a %s that is not in flight (completed twice?)", who,
+            o->kind == OP_SEND ? "send" : "receive");
+    o->posted = 0;
+}
 
 /* Posts a receive for any tag from anyone into `o`. */
 static void post_recv(struct op *o) {
@@ -271,6 +281,7 @@ static int client_main(int argc, char **argv) {
         h.size = (uint32_t)(sizeof h + len);
         memcpy(o->buf, &h, sizeof h);
         TRY(fi_tsend(ep, o->buf, h.size, NULL, server, TAG(T_HELLO), &o->ctx));
+        o->posted = 1;
     }
 
     uint64_t credits = WINDOW, sent = 0, polls = 0;
@@ -289,6 +300,7 @@ static int client_main(int argc, char **argv) {
                 break;
             }
             if (rc != 0) die("fi_tsend(data %" PRIu64 "): %s", sent, fi_strerror((int)-rc));
+            o->posted = 1;
             ++sent;
             --credits;
         }
@@ -298,6 +310,7 @@ static int client_main(int argc, char **argv) {
             struct header h = {MAGIC, slot, gen, sent, sizeof h, 0};
             memcpy(o->buf, &h, sizeof h);
             TRY(fi_tsend(ep, o->buf, sizeof h, NULL, server, TAG(T_BYE), &o->ctx));
+            o->posted = 1;
             bye_sent = 1;
         }
         struct fi_cq_tagged_entry e[16];
@@ -306,9 +319,9 @@ static int client_main(int argc, char **argv) {
             struct fi_cq_err_entry err = {0};
             if (fi_cq_readerr(cq, &err, 0) != 1) continue;
             struct op *o = err.op_context;
+            take_back(o, "client");
             if (err.err == FI_ECANCELED && o->kind == OP_NEVER) {
                 ++c.never_canceled;
-                o->posted = 0;
             } else if (err.err == FI_ECANCELED && o->kind == OP_RECV && o->cancel_requested) {
                 ++c.canceled;
                 post_recv(o);
@@ -321,6 +334,7 @@ static int client_main(int argc, char **argv) {
         if (n < 0 && n != -FI_EAGAIN) die("fi_cq_read: %s", fi_strerror((int)-n));
         for (ssize_t i = 0; i < n; ++i) {
             struct op *o = e[i].op_context;
+            take_back(o, "client");
             if (o->kind == OP_SEND) {
                 free_tx[nfree++] = (int)(o - tx);
                 continue;
@@ -354,13 +368,15 @@ static int client_main(int argc, char **argv) {
         struct fi_cq_tagged_entry e;
         ssize_t n = fi_cq_read(cq, &e, 1);
         if (n == 1 && ((struct op *)e.op_context)->kind == OP_SEND) {
+            take_back(e.op_context, "client");
             ++nfree;
         } else if (n == -FI_EAVAIL) {
             struct fi_cq_err_entry err = {0};
             if (fi_cq_readerr(cq, &err, 0) == 1) {
                 struct op *o = err.op_context;
                 if (err.err != FI_ECANCELED) die("error completion at the end: %s", fi_strerror(err.err));
-                if (o->kind == OP_NEVER) ++c.never_canceled, never.posted = 0;
+                take_back(o, "client");
+                if (o->kind == OP_NEVER) ++c.never_canceled;
             }
         }
     }
@@ -457,6 +473,7 @@ static void server_send(struct gen_state *g, int type, uint64_t seq) {
         if (rc != -FI_EAGAIN) die("server fi_tsend: %s", fi_strerror((int)-rc));
         fi_cq_read(cq, NULL, 0);
     }
+    o->posted = 1;
     if (type == T_CREDIT) ++st.credit_msgs;
 }
 
@@ -479,13 +496,24 @@ static void try_finish(struct gen_state *g) {
     g->finished = 1;
 }
 
+/* What the buffer's previous receive was: a message that did not arrive (the sender killed)
+ * must never write into the buffer once the receive failed. */
+static const char *previous_use(const struct op *o) {
+    static char text[96];
+    if (o->failed_from == 0) return "its previous receive completed";
+    snprintf(text, sizeof text, "its previous receive failed, from killed incarnation %" PRIu64,
+             o->failed_from);
+    return text;
+}
+
 static void on_message(const struct fi_cq_tagged_entry *e) {
     struct op *o = e->op_context;
     struct header h;
     if (e->len < sizeof h) die("a %zu-byte message (tag %#" PRIx64 ")", e->len, e->tag);
     memcpy(&h, o->buf, sizeof h);
     if (h.magic != MAGIC || h.slot >= MAX_CLIENTS)
-        die("a message with a damaged header (tag %#" PRIx64 ", len %zu)", e->tag, e->len);
+        die("a message with a damaged header (tag %#" PRIx64 ", len %zu; %s)", e->tag, e->len,
+            previous_use(o));
     struct gen_state *g = find_gen(h.gen);
     if (!g) {
         if (h.gen >= next_gen) die("a message from incarnation %" PRIu64 ", never started", h.gen);
@@ -507,9 +535,16 @@ static void on_message(const struct fi_cq_tagged_entry *e) {
         grant(g, 1);
         break;
     case T_DATA: {
+        if ((e->tag & ~TAG(0xff)) != h.gen)
+            die("a data message whose tag names incarnation %" PRIu64 " holds incarnation %" PRIu64
+                "'s seq %" PRIu64 " (%zu bytes arrived; %s)",
+                (uint64_t)(e->tag & ~TAG(0xff)), h.gen, h.seq, e->len, previous_use(o));
         if (e->len != h.size)
-            die("incarnation %" PRIu64 " seq %" PRIu64 ": %zu bytes arrived, %u sent", h.gen, h.seq,
-                e->len, h.size);
+            die("incarnation %" PRIu64 " seq %" PRIu64 ": %zu bytes arrived, %u sent (tag %#" PRIx64
+                ", next seq %" PRIu64 ", this seq %s; %s)",
+                h.gen, h.seq, e->len, h.size, e->tag, g->next_seq,
+                h.seq < g->next_seq || g->seen[h.seq % SEQ_WINDOW] ? "received before" : "not yet received",
+                previous_use(o));
         if (h.seq < g->next_seq || g->seen[h.seq % SEQ_WINDOW])
             die("incarnation %" PRIu64 ": seq %" PRIu64 " arrived twice", h.gen, h.seq);
         if (h.seq >= g->next_seq + SEQ_WINDOW)
@@ -517,8 +552,8 @@ static void on_message(const struct fi_cq_tagged_entry *e) {
                 h.seq, g->next_seq);
         long bad = check(o->buf, h.size, h.gen, h.seq);
         if (bad >= 0)
-            die("incarnation %" PRIu64 " seq %" PRIu64 " (%u bytes): byte %ld differs", h.gen,
-                h.seq, h.size, bad);
+            die("incarnation %" PRIu64 " seq %" PRIu64 " (%u bytes): byte %ld differs (%s)", h.gen,
+                h.seq, h.size, bad, previous_use(o));
         if (h.seq - g->next_seq > st.max_inflight_seq_gap) st.max_inflight_seq_gap = h.seq - g->next_seq;
         g->seen[h.seq % SEQ_WINDOW] = 1;
         while (g->seen[g->next_seq % SEQ_WINDOW]) g->seen[g->next_seq++ % SEQ_WINDOW] = 0;
@@ -544,6 +579,7 @@ static struct op rx_pool[SERVER_RECVS];
 
 static void on_completion(const struct fi_cq_tagged_entry *e) {
     struct op *o = e->op_context;
+    take_back(o, "server");
     if (o->kind == OP_SEND) {
         tx_free[ntx_free++] = (int)(o - tx_pool);
         return;
@@ -551,14 +587,15 @@ static void on_completion(const struct fi_cq_tagged_entry *e) {
     if (o->kind == OP_NEVER) die("server: a receive for a tag nobody sends completed");
     if (o->cancel_requested) ++st.c.cancel_raced;
     on_message(e);
+    o->failed_from = 0;
     post_recv(o);
 }
 
 static void on_error(const struct fi_cq_err_entry *err) {
     struct op *o = err->op_context;
+    take_back(o, "server");
     if (o->kind == OP_NEVER && err->err == FI_ECANCELED) {
         ++st.c.never_canceled;
-        o->posted = 0;
         return;
     }
     if (o->kind == OP_RECV && err->err == FI_ECANCELED && o->cancel_requested) {
@@ -580,6 +617,8 @@ static void on_error(const struct fi_cq_err_entry *err) {
     }
     /* A receive matched to a rendezvous from a client killed before its data moved fails:
      * the message is lost with its sender, and the receiver is told. */
+    /* (Only DATA messages are large enough to be lost on their way: anything else failing is
+     * a bug.) */
     if (o->kind == OP_RECV && TAG_TYPE(err->tag) == T_DATA) {
         /* Only a killed incarnation's message may fail (its tag names it). */
         const uint64_t from = err->tag & ((UINT64_C(1) << 56) - 1);
@@ -587,8 +626,9 @@ static void on_error(const struct fi_cq_err_entry *err) {
         if (!g || !g->killed)
             die("a receive of live incarnation %" PRIu64 "'s message failed: %s (len %zu)", from,
                 fi_strerror(err->err), err->len);
+        o->failed_from = from;
     }
-    if (o->kind == OP_RECV && now_s() - last_kill < 5 &&
+    if (o->kind == OP_RECV && TAG_TYPE(err->tag) == T_DATA && now_s() - last_kill < 5 &&
         (err->err == FI_EIO || err->err == FI_ECONNRESET || err->err == FI_ETIMEDOUT)) {
         ++st.rx_errors_killed;
         post_recv(o);

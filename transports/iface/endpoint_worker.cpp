@@ -1,6 +1,7 @@
 #include "transports/iface/endpoint_worker.h"
 
 #include "transports/iface/fifo_tuning.h"
+#include "transports/iface/tcp_tuning.h"
 #include "transports/iface/iface_caps.h"
 #include "transports/iface/net_namespace.h"
 #include "transports/iface/record_addr.h"
@@ -119,6 +120,7 @@ bool open_iface(const MemoryDomains &mds, const Worker &worker, const Resource &
     }
     out.fifo_geometry = tune_shm_fifo(config.get(), r.tl, &out.fifo_shape);
     tune_shm_rx_pool(config.get(), r.tl);
+    tune_tcp_events(config.get(), r.tl);
     if (listen_port != 0) {
         const std::string range = std::to_string(listen_port) + "-" + std::to_string(listen_port);
         status = status_of(uct_config_modify(config.get(), "PORT_RANGE", range.c_str()));

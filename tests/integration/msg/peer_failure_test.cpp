@@ -281,6 +281,69 @@ int sender_stops_after_announcing(const char *role, int sock, bool a) {
     return 0;
 }
 
+// The sender dies while its large message is being written into the receiver's buffer (a
+// rendezvous the sender answers by PUT, over tcp; SPLIT's second half over shared memory):
+// once the receive completes with the peer's error, its buffer is the application's again and
+// must not change, though the dead sender's last puts may still wait in the receiver's socket.
+// (The soak found a reposted receive buffer overwritten by a killed client's message. In this
+// two-process form UCT drained the socket before it reported the failure in every run tried,
+// with the hold removed too: the case guards the hold itself, i.e. one completion, counted as
+// held back, and a buffer that stays as it was once completed.)
+int sender_dies_mid_put(const char *role, int sock, bool a) {
+    Side s;
+    CHECK(open_connected(s, role, sock) == 0);
+    const auto out = pattern(256 << 20, 12);
+    uint8_t b = 1;
+    if (a) {
+        CHECK(s.retry([&] { return fi_tsend(s.ep, out.data(), out.size(), nullptr, s.peer, 14, nullptr); }) == 0);
+        CHECK(s.io(&b, 1, true));  // announced
+        CHECK(s.io(&b, 1, false));  // the data flows
+        ready_to_die(g_ctl);
+    }
+    CHECK(s.io(&b, 1, false));  // RTS arrived meanwhile
+    std::vector<uint8_t> in(out.size(), 0);
+    int ctx = 0;
+    CHECK(fi_trecv(s.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 14, 0, &ctx) == 0);
+    // Progress until the data flows (the connection's windows grow with it, so that megabytes
+    // are on their way when the sender dies), then tell A to die, progressing on as a busy
+    // receiver does.
+    fi_cq_tagged_entry e{};
+    const size_t mark = 16 << 20;
+    const auto flowing = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (std::memcmp(&in[mark], &out[mark], 4096) != 0 &&
+           std::chrono::steady_clock::now() < flowing) {
+        CHECK(fi_cq_read(s.cq, &e, 1) == -FI_EAGAIN);
+    }
+    CHECK(::write(s.sock, &b, 1) == 1);
+    size_t errors = 0;
+    bool failed = false;
+    CHECK(collect(s, 1, &ctx, errors, failed));  // within the bound
+    // (Over shared memory the sender may have finished its part before it died: then the
+    // message is whole.)
+    if (!failed) CHECK(in == out);
+    const auto &st = ufi::runtime::ep::endpoint_of(&s.ep->fid)->data_path()->stats();
+    std::fprintf(stderr, "[%s] rendezvous: %llu get (%llu split), %llu put, %llu am; %llu held back\n",
+                 role, static_cast<unsigned long long>(st.rndv_get),
+                 static_cast<unsigned long long>(st.rndv_split),
+                 static_cast<unsigned long long>(st.rndv_put),
+                 static_cast<unsigned long long>(st.rndv_am),
+                 static_cast<unsigned long long>(st.held_from_failed_writers));
+    if (failed && st.rndv_put > 0) CHECK(st.held_from_failed_writers == 1);
+    // The buffer is ours: whatever still arrives from the dead sender must not land in it.
+    const std::vector<uint8_t> after_error = in;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (std::chrono::steady_clock::now() < until) {
+        const ssize_t rc = fi_cq_read(s.cq, &e, 1);
+        CHECK(rc == -FI_EAGAIN);  // (completed once)
+    }
+    size_t changed = 0;
+    for (size_t i = 0; i < in.size(); ++i) changed += in[i] != after_error[i];
+    if (changed != 0) std::fprintf(stderr, "[%s] %zu bytes changed after the error completion\n", role, changed);
+    CHECK(changed == 0);
+    close_side(s);
+    return 0;
+}
+
 // Receivers learn of a dead peer: A waits in receives only (nothing of its own in flight), one
 // directed at B (FI_DIRECTED_RECV) and one for any source, when B dies. The directed receive
 // completes with an error entry within the bound; the any-source one keeps waiting (someone
@@ -427,6 +490,10 @@ TEST(PeerFailure, SenderDiesBeforeTheReceiveIsPosted) {
 
 TEST(PeerFailure, SenderStopsAfterAnnouncingThenDies) {
     run_case(sender_stops_after_announcing, true);
+}
+
+TEST(PeerFailure, SenderDiesWhileWritingIntoTheReceiveBuffer) {
+    run_case(sender_dies_mid_put, true);
 }
 
 }  // namespace

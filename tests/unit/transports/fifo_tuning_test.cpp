@@ -1,8 +1,10 @@
 // transports/iface/fifo_tuning.h on a real posix iface configuration (UCT's shared-memory
 // transport): the FIFO element size and the receive descriptor pool's growth step are set
 // as ufi's defaults say, the geometry fingerprint follows the element size, and a transport
-// without a FIFO (self) is left alone.
+// without a FIFO (self) is left alone. And transports/iface/tcp_tuning.h on a real tcp iface
+// configuration: one ready socket per progress call by default, other transports untouched.
 #include "transports/iface/fifo_tuning.h"
+#include "transports/iface/tcp_tuning.h"
 #include "transports/ucx_handles.h"
 
 #include <gtest/gtest.h>
@@ -65,6 +67,25 @@ TEST(FifoTuning, ATransportWithoutAFifoIsLeftAlone) {
     EXPECT_TRUE(tune_shm_fifo(config.get(), "self", &shape).empty());
     EXPECT_EQ(shape.elem_size, 0u);
     tune_shm_rx_pool(config.get(), "self");  // (nothing to set, nothing logged)
+}
+
+TEST(TcpTuning, TcpTakesOneReadySocketPerProgressCall) {
+    Md md;
+    IfaceConfig config;
+    if (!read_config("tcp", "tcp", "tcp", md, config)) GTEST_SKIP() << "no tcp transport";
+    const std::string before = setting(config.get(), "MAX_POLL");
+    ASSERT_NE(before, "?");
+    tune_tcp_events(config.get(), "tcp");
+    EXPECT_EQ(setting(config.get(), "MAX_POLL"), "1") << "UFI_TCP_MAX_POLL's default (UCX's: " << before << ")";
+}
+
+TEST(TcpTuning, OtherTransportsAreLeftAlone) {
+    Md md;
+    IfaceConfig config;
+    if (!read_config("posix", "posix", "posix", md, config)) GTEST_SKIP() << "no posix transport";
+    EXPECT_EQ(setting(config.get(), "MAX_POLL"), "?") << "posix has no such setting";
+    tune_tcp_events(config.get(), "posix");  // (nothing to set, nothing logged)
+    EXPECT_EQ(setting(config.get(), "MM_FIFO_ELEM_SIZE"), "128") << "untouched: UCX's";
 }
 
 }  // namespace
