@@ -69,27 +69,23 @@ void ZcopyTransfers::finish_send_rndv(SendReq *r) noexcept {
 // ---------------------------------------------------------------------------------------
 // Buffers a failed peer may still write (zcopy_transfers.h)
 
+bool ZcopyTransfers::writer_failed(int status, uint32_t peer) const noexcept {
+    return status != 0 && peer < dp_.peers_.size() && dp_.peers_[peer]->state == PeerState::kFailed;
+}
+
 bool ZcopyTransfers::hold_from_failed_writer(RecvReq &r) noexcept {
+    if (r.held != HoldState::kNo) return r.held == HoldState::kHeld;  // (finished once, later)
     const bool peer_writes =
         r.rndv_protocol == wire::kRndvPut || r.rndv_protocol == wire::kRndvSplit;
-    if (r.held != HoldState::kNo) return r.held == HoldState::kHeld;  // (finished once, later)
-    if (r.status == 0 || !peer_writes || r.peer >= dp_.peers_.size() ||
-        dp_.peers_[r.peer]->state != PeerState::kFailed) {
-        return false;
-    }
-    return hold(nullptr, &r);
+    return peer_writes && writer_failed(r.status, r.peer) && hold(nullptr, &r);
 }
 
 bool ZcopyTransfers::hold_from_failed_writer(SendReq &r) noexcept {
+    if (r.held != HoldState::kNo) return r.held == HoldState::kHeld;
     // A zero-copy read: the target puts the data into our buffers.
     const bool peer_writes = r.op == SendOp::kRead && r.rma_way == RmaWay::kZeroCopy &&
                              r.rndv_protocol == wire::kRndvPut;
-    if (r.held != HoldState::kNo) return r.held == HoldState::kHeld;
-    if (r.status == 0 || !peer_writes || r.peer >= dp_.peers_.size() ||
-        dp_.peers_[r.peer]->state != PeerState::kFailed) {
-        return false;
-    }
-    return hold(&r, nullptr);
+    return peer_writes && writer_failed(r.status, r.peer) && hold(&r, nullptr);
 }
 
 bool ZcopyTransfers::hold(SendReq *s, RecvReq *r) noexcept {
@@ -105,8 +101,7 @@ bool ZcopyTransfers::hold(SendReq *s, RecvReq *r) noexcept {
 
 unsigned ZcopyTransfers::release_held() noexcept {
     const auto now = std::chrono::steady_clock::now();
-    std::vector<Held> due;
-    due.swap(held_due_);  // (its capacity kept from call to call; empty)
+    held_due_.clear();
     for (size_t i = 0; i < held_.size();) {
         Held &h = held_[i];
         if (++h.rounds < kFailedWriterRounds || now < h.until) {
@@ -114,15 +109,15 @@ unsigned ZcopyTransfers::release_held() noexcept {
             continue;
         }
         try {
-            due.push_back(h);
+            held_due_.push_back(h);
         } catch (const std::bad_alloc &) {
             break;  // the next call takes the rest
         }
         held_[i] = held_.back();
         held_.pop_back();
     }
-    // (Finished after the scan: a completion may run code that holds another.)
-    for (const Held &h : due) {
+    // (Finished after the scan: a completion may run code that holds another, into held_.)
+    for (const Held &h : held_due_) {
         if (h.recv != nullptr) {
             h.recv->held = HoldState::kReleased;
             dp_.rndv_.finish_recv(h.recv);
@@ -131,10 +126,7 @@ unsigned ZcopyTransfers::release_held() noexcept {
             dp_.finish_send(h.send, h.send->status);
         }
     }
-    const auto n = static_cast<unsigned>(due.size());
-    due.clear();
-    if (held_due_.capacity() < due.capacity()) held_due_.swap(due);
-    return n;
+    return static_cast<unsigned>(held_due_.size());
 }
 
 SendReq *ZcopyTransfers::send_by_id(uint64_t id, uint32_t peer) const noexcept {

@@ -190,6 +190,8 @@ class ZcopyTransfers {
     std::vector<Held> held_;
     std::vector<Held> held_due_;  // release_held()'s scratch (no allocation once grown)
     bool hold(SendReq *s, RecvReq *r) noexcept;
+    // A transfer that ended with `status` towards `peer`, now failed.
+    bool writer_failed(int status, uint32_t peer) const noexcept;
     // Where build_rtr_put() gathers an RTR's segments and keys (kept: no allocation once grown).
     SegmentMessageScratch rtr_scratch_;
 };
