@@ -34,6 +34,9 @@ std::chrono::milliseconds named_close_wait() {
     return bound;
 }
 
+// fi_shutdown's bound for the sends already made to leave (Endpoint::settle_sends).
+constexpr int kSettleMs = 1000;
+
 }  // namespace
 
 EndpointConnection::~EndpointConnection() {
@@ -166,6 +169,10 @@ int EndpointConnection::shutdown() noexcept {
     std::lock_guard<std::mutex> lock(mu_);
     if (state_ == State::kIdle) return -FI_ENOTCONN;
     const bool was_up = state_ == State::kConnected;
+    // Sends that completed before the call reach the peer, as over a socket closed after
+    // them: they leave this process before the connection ends (bounded: a peer that does
+    // not progress or is gone costs at most kSettleMs).
+    if (was_up) ep_.settle_sends(kSettleMs);
     state_ = State::kOver;
     if (conn_ && was_up && accepted_ && named_close_wait().count() > 0) {
         // The accepting side ends the CM connection after its peer did, or once

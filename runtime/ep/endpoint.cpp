@@ -30,6 +30,7 @@
 #include "runtime/proto/data_path.h"
 #include "transports/status.h"
 #include "transports/address_name.h"
+#include "transports/iface/abortive_close.h"
 #include "transports/iface/close_order.h"
 #include "transports/iface/endpoint_worker.h"
 #include "transports/resource.h"
@@ -773,6 +774,9 @@ namespace {
 // An endpoint listening on a port the application chose closes its connections there after
 // its peers closed theirs, within UFI_NAMED_CLOSE_WAIT, so the port is free again at once
 // (transports/iface/close_order.h).
+// How long such a close waits, after that, for its connections' unsent data (a reset drops it).
+constexpr int kAbortiveDrainMs = 100;
+
 void let_named_peers_close_first(const transports::EndpointWorker &worker) noexcept {
     std::vector<uint16_t> ports;
     try {
@@ -788,10 +792,14 @@ void let_named_peers_close_first(const transports::EndpointWorker &worker) noexc
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (!transports::wait_for_peers_to_close(port, std::max(left, std::chrono::milliseconds(0)))) {
+            // Its connections there close abortively (no TIME_WAIT: abortive_close.h), which
+            // drops what they still hold: that goes first, boundedly.
+            const bool sent = transports::wait_for_sent_on(port, std::chrono::milliseconds(kAbortiveDrainMs));
             UFI_LOG_INFO(Subsys::EpCtrl,
-                         "fi_close: peers still connected to port {} after {} ms: closing first "
-                         "(the port stays in TIME_WAIT for a while)",
-                         port, bound.count());
+                         "fi_close: peers still connected to port {} after {} ms: closing first, "
+                         "abortively{}",
+                         port, bound.count(),
+                         sent ? "" : " (some of what was sent there was not acknowledged yet and is dropped)");
         }
     }
 }
@@ -800,6 +808,9 @@ void let_named_peers_close_first(const transports::EndpointWorker &worker) noexc
 
 // How long fi_close waits, in all, for room on full lanes to tell its peers it closes.
 constexpr int kGoodbyeBoundMs = 100;
+// fi_close of a connected endpoint: how long what was sent may take to leave
+// (DataPath::settle_sends; fi_shutdown's own bound is the same).
+constexpr int kSettleBoundMs = 1000;
 // How long fi_close waits for the senders writing into its receive buffers (SPLIT) to finish:
 // a sender computing between calls into the library answers late, and its writes would land
 // after fi_close returned.
@@ -820,7 +831,9 @@ Shut Endpoint::shut() noexcept {
             return Shut::kBusy;
         }
         // A connected endpoint's connection ends first (its peer gets FI_SHUTDOWN) and leaves
-        // the EQ.
+        // the EQ; what was sent on it leaves first, as at fi_shutdown (a shut down one's peer
+        // has failed: nothing to wait for).
+        if (connection_) settle_sends(kSettleBoundMs);
         connection_.reset();
         // Its shared receive context stops handing it receives (those it holds are canceled
         // with the rest below).
@@ -1107,6 +1120,11 @@ int Endpoint::adopt_peer(std::span<const uint8_t> address) noexcept {
 void Endpoint::connection_lost(int error) noexcept {
     std::lock_guard<OptionalMutex> lock(worker_lock_);
     if (data_path_) data_path_->lose_peers(error);
+}
+
+void Endpoint::settle_sends(int bound_ms) noexcept {
+    std::lock_guard<OptionalMutex> lock(worker_lock_);
+    if (data_path_) (void)data_path_->settle_sends(bound_ms);
 }
 
 ssize_t Endpoint::tx_size_left() noexcept {

@@ -156,6 +156,8 @@ class Endpoint : public EndpointFace {
     // the connection's end (what is in flight to the peer fails with `error`).
     int adopt_peer(std::span<const uint8_t> address) noexcept;
     void connection_lost(int error) noexcept;
+    // fi_shutdown's first step: what was sent has left (DataPath::settle_sends).
+    void settle_sends(int bound_ms) noexcept;
     bool connected_type() const noexcept { return connected_type_; }
 
     // fi_tx_size_left / fi_rx_size_left (deprecated): -FI_EOPBADSTATE before fi_enable, else

@@ -73,6 +73,7 @@ DataPath::DataPath(const DataPathConfig &config)
       source_rule_(SourceRule::from_caps(config.caps)),
       tagged_multi_recv_((config.caps & FI_TAGGED_MULTI_RECV) != 0) {
     peers_.set_connected(config.connected);
+    named_ports_ = worker_ != nullptr && !worker_->named_ports().empty();
 }
 
 int DataPath::create(const DataPathConfig &config, std::unique_ptr<DataPath> &out) noexcept {

@@ -311,6 +311,11 @@ class DataPath {
     // waiting, or going into a shared-memory FIFO nobody reads any more. Progresses the
     // endpoint for lanes that are full, within `bound_ms` in all.
     void say_goodbye(int bound_ms) noexcept;
+    // fi_shutdown, first: progresses until what was sent to the live peers has left this
+    // process (AmLane::flushed(); over tcp the peer acknowledged it), within `bound_ms`: a
+    // send that completed (its bytes copied) may still wait in UCT's buffer, which the
+    // shutdown would otherwise drop with the connection. Returns the peers not flushed.
+    size_t settle_sends(int bound_ms) noexcept;
     // fi_close, first: receives whose sender writes part of their buffer (SPLIT) wait for its
     // ATP (or its failure), progressing, within `bound_ms`: over cma those writes land straight
     // in this process's memory, which the application may reuse once fi_close returned. Returns
@@ -319,7 +324,7 @@ class DataPath {
     // Whether work is queued that progress must do before the endpoint may sleep.
     bool has_pending_work() const noexcept {
         return !busy_.empty() || completions_.waiting() || zcopy_.has_retries() ||
-               worker_->has_failures() || zcopy_.holding_failed();
+               worker_->has_failures() || zcopy_.holding_failed() || abortive_due_;
     }
     // A progress call that found nothing, and where this endpoint stops sending for now (a
     // progress call begins, a receive is posted): the cache hints (cache_hints.h).
@@ -526,6 +531,18 @@ class DataPath {
     // --- Peer failures (failures.cpp) ---
     // Fails the peers whose UCT endpoints the transports reported broken, and destroys them.
     void handle_failures() noexcept;
+    // Progresses the worker until a round finds nothing, kIntakeRounds rounds at most: what
+    // peers sent before they failed or closed, already in this host's sockets and FIFOs, is
+    // taken in before their failure is (failures.cpp says why).
+    void take_in_arrivals() noexcept;
+    // Whether `p` answered a handshake that moves it to an endpoint-to-endpoint lane and
+    // waits for the peer's ack on that lane (its traffic comes after the ack, there).
+    static bool awaits_p2p_ack(const Peer &p) noexcept;
+    // Progresses, within kP2pAckWaitMs, while a peer awaits its ack (and, if
+    // `failed_lane_only`, the handshake lane it still uses has failed): the peer's old lane
+    // failing says nothing of its new one, which may hold the ack and what followed it.
+    // Whether it waited.
+    bool await_p2p_acks(bool failed_lane_only) noexcept;
     // A receive completes with error `err` (a positive fi errno) after `len` bytes.
     void complete_recv_error(RecvReq *r, uint32_t src, int err, size_t len) noexcept;
 
@@ -634,6 +651,11 @@ class DataPath {
     size_t tx_size_;
     size_t rx_size_;  // (0 once a connected endpoint's connection is over)
     bool connection_over_ = false;  // lose_peers() ran (FI_EP_MSG)
+    // Listening on a port the application chose (worker_->named_ports()): connections
+    // accepted there are set to close abortively at the next progress after a peer's
+    // handshake arrived (abortive_due_), so a killed process leaves the port free.
+    bool named_ports_ = false;
+    bool abortive_due_ = false;
     size_t tx_outstanding_ = 0;
     // Peers' one-sided accesses checked against the domain's MR keys, and counted.
     TargetAccess target_;
@@ -661,7 +683,8 @@ class DataPath {
     RxSlip rx_slip_;
 
     static constexpr unsigned kCheckTicks = 255;  // progress calls between clock reads, - 1
-    static constexpr int kGoodbyeIntakeRounds = 32;  // say_goodbye's progress calls, at most
+    static constexpr int kIntakeRounds = 32;  // take_in_arrivals()'s progress calls, at most
+    static constexpr int kP2pAckWaitMs = 250;  // await_p2p_acks()'s bound
     unsigned ticks_ = 0;
     // The shared-memory path's cache hints (cache_hints.h).
     CacheHints hints_{peers_, stats_.heads_demoted};

@@ -14,7 +14,55 @@ namespace ufi::runtime::proto {
 
 using log::Subsys;
 
+void DataPath::take_in_arrivals() noexcept {
+    for (int i = 0; i < kIntakeRounds && worker_->progress_everything() != 0; ++i) {
+    }
+}
+
+bool DataPath::awaits_p2p_ack(const Peer &p) noexcept {
+    return p.state == PeerState::kConnecting && p.p2p_connected && !p.p2p_peer_ready && !p.lane.p2p();
+}
+
+bool DataPath::await_p2p_acks(bool failed_lane_only) noexcept {
+    const auto waiting = [&] {
+        for (const auto &pp : peers_) {  // (no handler runs meanwhile: the list stays)
+            const Peer &p = *pp;
+            if (awaits_p2p_ack(p) && (!failed_lane_only || worker_->failure_reported(p.lane.handle()))) {
+                return true;
+            }
+        }
+        return false;
+    };
+    if (!waiting()) return false;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::milliseconds(kP2pAckWaitMs);
+    bool still = true;
+    while (still && std::chrono::steady_clock::now() < deadline) {
+        (void)worker_->progress_everything();
+        still = waiting();
+    }
+    UFI_LOG_DEBUG(Subsys::EpData, "a peer's handshake lane failed while its ack was due on the new lane: "
+                  "{} after {} us",
+                  still ? "no ack" : "the ack came",
+                  std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+                      .count());
+    return true;
+}
+
 void DataPath::handle_failures() noexcept {
+    // What a peer sent before it failed may wait in another of its connections than the one
+    // that reported the failure: a connected endpoint's client that sends and closes at once
+    // leaves the handshake's ack and its message in the new endpoint-to-endpoint connection
+    // while the handshake connection's end arrives first (tcp, UFI_CONNECT_TO_EP). Taken in
+    // first, they are delivered (the ack moves the peer to the new lane, whose old one's
+    // failure is then forgotten) rather than failed with the peer. Failures reported
+    // meanwhile are taken below with the others.
+    take_in_arrivals();
+    // The same when the failed connection is a handshake lane about to be retired: the new
+    // lane's connection may still be in the listener's queue (UCX's async thread accepts it)
+    // while the old one's end is read here.
+    // What followed the ack on the new lane is taken in too.
+    if (await_p2p_acks(true)) take_in_arrivals();
     std::vector<transports::EndpointWorker::EpFailure> failures;
     try {
         failures = worker_->take_failures();
@@ -94,8 +142,7 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
     // What peers sent so far is taken in first: a handshake request still unread here would
     // wait for its answer forever, its sender's process being alive (the liveness check
     // watches processes, not endpoints). Answered, it is told of the close below.
-    for (int i = 0; i < kGoodbyeIntakeRounds && worker_->progress_everything() != 0; ++i) {
-    }
+    take_in_arrivals();
     // Sends one message, progressing for room on a full lane (a shared-memory lane needs its
     // sender's progress once it refused) within the bound; false when it did not go.
     const auto with_room = [&](Peer &p, auto &&send) {
@@ -140,6 +187,37 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
         if (!told) continue;
         with_room(p, [&] { return wireup_.send_close(p); });
     }
+}
+
+size_t DataPath::settle_sends(int bound_ms) noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
+    const auto unsettled = [this] {
+        size_t n = 0;
+        for (const auto &pp : peers_) {  // (no handler runs meanwhile: the list stays)
+            Peer &p = *pp;
+            if (p.state == PeerState::kFailed) continue;
+            for (transports::AmLane *lane : {&p.aux, &p.lane}) {  // (the older lane first)
+                const transports::Status s = lane->flushed();
+                if (s == transports::kInProgress || s == transports::kNoResource) {
+                    ++n;
+                    break;
+                }
+            }
+        }
+        return n;
+    };
+    size_t n = unsettled();
+    while (n != 0 && std::chrono::steady_clock::now() < deadline) {
+        (void)worker_->progress_everything();
+        n = unsettled();
+    }
+    if (n != 0) {
+        UFI_LOG_INFO(Subsys::EpData,
+                     "fi_shutdown: what was sent to {} peers had not all left after {} ms; it is "
+                     "dropped with the connection",
+                     n, bound_ms);
+    }
+    return n;
 }
 
 size_t DataPath::await_split_writers(int bound_ms) noexcept {
@@ -207,6 +285,12 @@ void DataPath::tell_receivers(Peer &p, bool restarting) noexcept {
 }
 
 void DataPath::lose_peers(int error) noexcept {
+    // The peer ended the connection (its disconnect travels apart from the data): what it
+    // sent before is delivered first, as over a socket. Our own fi_shutdown cancels instead.
+    if (error != -FI_ESHUTDOWN) {
+        take_in_arrivals();
+        if (await_p2p_acks(false)) take_in_arrivals();
+    }
     for (size_t i = 0; i < peers_.size(); ++i) {
         Peer &p = *peers_[i];
         if (p.state != PeerState::kFailed) fail_peer(p, error);

@@ -104,6 +104,12 @@ Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
             }
         } else {
             p = listening_at(a);  // a host and port: the peer that contacted us from there
+            // Or the endpoint we reached there, failed since (a server killed, restarted on
+            // its port): an entry inserted since connects afresh to whoever listens there now.
+            if (p != nullptr && p->state == PeerState::kFailed && index <= av::encoding::kMaxEntryIndex) {
+                p = &dp_.wireup_.restart_peer(p->local_idx, std::move(a),
+                                              "it failed, and an AV entry inserted since names its host and port");
+            }
         }
         if (p == nullptr) p = add(std::move(a));
         p->report_id = connected_ ? FI_ADDR_NOTAVAIL : e.user_id;

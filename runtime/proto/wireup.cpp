@@ -165,6 +165,7 @@ bool Wireup::accept_p2p(Peer &p, const uint8_t *section, size_t len) {
 
 void Wireup::promote_p2p(Peer &p) {
     if (!p.p2p_connected || !p.p2p_peer_ready || !p.p2p.connected()) return;
+    dp_.abortive_due_ = dp_.named_ports_;  // (the new lane's connection may be one accepted)
     p.aux = std::move(p.lane);
     p.lane = std::move(p.p2p);
     p.p2p_connected = p.p2p_peer_ready = false;
@@ -373,6 +374,8 @@ void Wireup::handle_wireup(const uint8_t *data, size_t length) {
 }
 
 void Wireup::handle_request(const WireupView &w) {
+    // (It came over a connection this endpoint may have accepted on its named port.)
+    dp_.abortive_due_ = dp_.named_ports_;
     try {
         address::EndpointAddress a;
         std::string why;
@@ -716,6 +719,12 @@ unsigned Wireup::progress() noexcept {
     if (!restarts_.empty()) {
         run_restarts();
         ++done;
+    }
+    if (dp_.abortive_due_) {
+        // Outside UCT's callbacks: it reads this process's fd table.
+        dp_.abortive_due_ = false;
+        const unsigned n = dp_.worker_->close_named_abortively();
+        UFI_LOG_DEBUG(Subsys::EpData, "{} connections accepted on named ports close abortively", n);
     }
     return done;
 }

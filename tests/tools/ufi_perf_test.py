@@ -27,20 +27,31 @@ def free_port():
 
 
 def pair(args, env_extra=None):
-    port = free_port()
     env = dict(os.environ, **(env_extra or {}))
-    server = subprocess.Popen([exe, "-p", str(port)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
-    try:
-        client = subprocess.run([exe, "-p", str(port)] + args + ["127.0.0.1"], env=env,
-                                capture_output=True, text=True, timeout=120)
-        sout, serr = server.communicate(timeout=60)
-    finally:
-        if server.poll() is None:
-            server.kill()
-    if client.returncode != 0 or server.returncode != 0:
-        fail(f"{args}: client {client.returncode} {client.stderr}; server {server.returncode} {serr}")
-    return client.stdout
+    # free_port() releases the port before the server binds it: a test running beside this
+    # one may take it meanwhile (the server then says so at once), and another is picked.
+    for attempt in range(5):
+        port = free_port()
+        server = subprocess.Popen([exe, "-p", str(port)], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            try:
+                server.wait(timeout=0.2)  # (it listens first thing: exits at once if it cannot)
+            except subprocess.TimeoutExpired:
+                pass
+            if server.returncode is not None and "Address already in use" in server.stderr.read():
+                print(f"port {port} taken meanwhile: another one")
+                continue
+            client = subprocess.run([exe, "-p", str(port)] + args + ["127.0.0.1"], env=env,
+                                    capture_output=True, text=True, timeout=120)
+            sout, serr = server.communicate(timeout=60)
+        finally:
+            if server.poll() is None:
+                server.kill()
+        if client.returncode != 0 or server.returncode != 0:
+            fail(f"{args}: client {client.returncode} {client.stderr}; server {server.returncode} {serr}")
+        return client.stdout
+    fail(f"{args}: no free port in 5 tries")
 
 
 for test in ("tag_lat", "tag_bw", "msg_lat", "msg_bw", "put_lat", "put_bw", "get_lat", "get_bw",

@@ -1,5 +1,7 @@
 #include "transports/iface/endpoint_worker.h"
 
+#include "transports/iface/abortive_close.h"
+
 #include "transports/iface/fifo_tuning.h"
 #include "transports/iface/tcp_tuning.h"
 #include "transports/iface/iface_caps.h"
@@ -327,6 +329,12 @@ void EndpointWorker::forget_failures(uct_ep_h ep) noexcept {
     if (failures_.empty()) has_failures_.store(false, std::memory_order_release);
 }
 
+bool EndpointWorker::failure_reported(uct_ep_h ep) noexcept {
+    if (!has_failures() || ep == nullptr) return false;
+    std::lock_guard<std::mutex> lock(failures_mutex_);
+    return std::any_of(failures_.begin(), failures_.end(), [ep](const EpFailure &f) { return f.ep == ep; });
+}
+
 std::vector<EndpointWorker::EpFailure> EndpointWorker::take_failures() {
     std::lock_guard<std::mutex> lock(failures_mutex_);
     std::vector<EpFailure> out;
@@ -462,6 +470,14 @@ std::vector<uint16_t> EndpointWorker::named_ports() const {
         if (i->named_port != 0 && !i->iface.inherited()) out.push_back(i->named_port);
     }
     return out;
+}
+
+unsigned EndpointWorker::close_named_abortively() const noexcept {
+    unsigned n = 0;
+    for (const auto &i : ifaces_) {
+        if (i->named_port != 0 && !i->iface.inherited()) n += close_abortively_on(i->named_port);
+    }
+    return n;
 }
 
 EndpointWorker::~EndpointWorker() {

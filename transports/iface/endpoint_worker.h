@@ -185,6 +185,10 @@ class EndpointWorker {
     // The tcp ports its ifaces listen on because options.listen named them, but not those of
     // ifaces a fork() child inherited (their connections are the parent's).
     std::vector<uint16_t> named_ports() const;
+    // Sets the connections accepted on those ports to close abortively (abortive_close.h): a
+    // process killed with peers connected leaves its ports free, not in TIME_WAIT. Returns
+    // how many it set (0 without named ports).
+    unsigned close_named_abortively() const noexcept;
 
     // One address record per open iface, in order.
     std::vector<address::TransportRecord> records() const;
@@ -210,6 +214,8 @@ class EndpointWorker {
     // Drops what was reported on `ep`, destroyed since (its last operations may fail while it
     // is drained): an endpoint made later at the same address must not inherit it.
     void forget_failures(uct_ep_h ep) noexcept;
+    // Whether a failure of `ep` waits to be taken.
+    bool failure_reported(uct_ep_h ep) noexcept;
 
   private:
     EndpointWorker() = default;

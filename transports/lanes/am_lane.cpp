@@ -100,6 +100,11 @@ Status AmLane::send_zcopy(uint8_t id, const void *header, unsigned header_len, c
 
 void AmLane::check() noexcept { (void)uct_ep_check(ep_.get(), 0, nullptr); }
 
+Status AmLane::flushed() noexcept {
+    if (!ep_) return kOk;
+    return status_of(uct_ep_flush(ep_.get(), 0, nullptr));
+}
+
 void AmLane::flush_local() noexcept { (void)uct_ep_flush(ep_.get(), UCT_FLUSH_FLAG_LOCAL, nullptr); }
 
 void AmLane::set_limits(const OpenIface &iface) noexcept {

@@ -123,6 +123,11 @@ class AmLane {
     // Asks the transport whether the peer is alive; a dead one is reported to the iface's
     // error handler (EndpointWorker::report_failure), possibly from inside this call.
     void check() noexcept;
+    // Whether everything sent on this lane has left this process (kOk), not yet
+    // (kInProgress, kNoResource: progress and ask again), or an error. Over tcp that is the
+    // peer's acknowledgment of it (UCT's flush asks for one); a completed short or bcopy send
+    // may otherwise still wait in UCT's buffer for room in the socket.
+    Status flushed() noexcept;
     // The UCT endpoint, to recognize it in an error report.
     uct_ep_h handle() const noexcept { return ep_.get(); }
     // Drops the connection (pending requests purged).

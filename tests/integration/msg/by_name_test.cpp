@@ -183,6 +183,114 @@ int close_first(const char *role, int sock, bool server) {
     return 0;
 }
 
+// The server is killed while its client is connected to its port, and another server listens
+// there at once (within kRelistenBoundMs): the killed process's connections on that port end
+// without TIME_WAIT on its side (abortive_close.h), which would otherwise hold the port for a
+// minute (UCT's tcp listener sets no SO_REUSEADDR). The client, told, inserts the server's
+// host and port again and reaches the new one.
+constexpr int kRelistenBoundMs = 1000;
+
+int killed_server(const char *role, int sock) {
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    CHECK(open_named(s, true) == 0);
+    uint64_t in = 0;
+    fi_cq_tagged_entry e{};
+    CHECK(fi_trecv(s.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 7, 0, nullptr) == 0);
+    CHECK(s.sync());
+    CHECK(s.wait(e) == 1 && in == 77);
+    CHECK(s.sync());  // the client's connection is up and idle: die with it
+    raise(SIGKILL);
+    return 1;
+}
+
+// The second server: listens on the port within kRelistenBoundMs of `killed_at`, then takes
+// the client's next message.
+int relisten(const char *role, int sock, std::chrono::steady_clock::time_point killed_at) {
+    Side again;
+    again.role = role;
+    again.sock = sock;
+    // fi_enable binds the port or fails with -FI_EADDRINUSE (open_named's CHECK says which).
+    int rc = open_named(again, true);
+    while (rc != 0 && std::chrono::steady_clock::now() - killed_at < std::chrono::milliseconds(kRelistenBoundMs)) {
+        close_side(again);
+        again = Side();
+        again.role = role;
+        again.sock = sock;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        rc = open_named(again, true);
+    }
+    if (rc != 0) {
+        std::fprintf(stderr, "[%s] could not listen on port %u within %d ms of the kill\n", role, g_port,
+                     kRelistenBoundMs);
+        return 1;
+    }
+    std::fprintf(stderr, "[%s] listening on port %u again %lld ms after the kill\n", role, g_port,
+                 static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::steady_clock::now() - killed_at)
+                                            .count()));
+    uint64_t in = 0;
+    fi_cq_tagged_entry e{};
+    uint8_t byte = 1;
+    CHECK(fi_trecv(again.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 8, 0, nullptr) == 0);
+    CHECK(again.io(&byte, 1, true));  // listening, receive posted
+    CHECK(again.wait(e) == 1 && in == 78);
+    const bool synced = again.sync();
+    close_side(again);
+    return synced ? 0 : 1;
+}
+
+int killed_first(const char *role, int sock, bool server) {
+    fi_cq_tagged_entry e{};
+    uint8_t byte = 1;
+    if (server) {
+        const pid_t first = fork();
+        if (first == 0) _exit(killed_server("server-1", sock));
+        const int first_rc =
+            wait_bounded(first, std::chrono::steady_clock::now() + std::chrono::seconds(kChildTimeoutS));
+        CHECK(first_rc == 128 + SIGKILL);
+        return relisten("server-2", sock, std::chrono::steady_clock::now());
+    }
+    Side s;
+    s.role = role;
+    s.sock = sock;
+    CHECK(open_named(s, false) == 0);
+    CHECK(s.sync());
+    CHECK(fi_av_insert(s.av, s.info->dest_addr, 1, &s.peer, 0, nullptr) == 1);
+    const uint64_t out = 77;
+    CHECK(s.retry([&] { return fi_tsend(s.ep, &out, 8, nullptr, s.peer, 7, nullptr); }) == 0);
+    CHECK(s.wait(e) == 1 && (e.flags & FI_SEND));
+    CHECK(s.sync());                 // the server dies now
+    CHECK(s.io(&byte, 1, false));    // another listens on its port
+    fi_addr_t again = FI_ADDR_NOTAVAIL;
+    CHECK(fi_av_insert(s.av, s.info->dest_addr, 1, &again, 0, nullptr) == 1);
+    const uint64_t next = 78;
+    const ssize_t posted = s.retry([&] { return fi_tsend(s.ep, &next, 8, nullptr, again, 8, nullptr); });
+    if (posted != 0) std::fprintf(stderr, "[%s] fi_tsend to the new server: %s\n", role, fi_strerror(int(-posted)));
+    CHECK(posted == 0);
+    // (an error completion may come first: the killed server's peer failing)
+    bool sent = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (!sent && std::chrono::steady_clock::now() < deadline) {
+        const ssize_t rc = fi_cq_read(s.cq, &e, 1);
+        if (rc == 1) {
+            sent = (e.flags & FI_SEND) != 0;
+        } else if (rc == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            CHECK(fi_cq_readerr(s.cq, &err, 0) == 1);
+            std::fprintf(stderr, "[%s] error completion: %s\n", role, fi_strerror(err.err));
+            return 1;
+        } else {
+            sched_yield();
+        }
+    }
+    CHECK(sent);
+    const bool synced = s.sync();
+    close_side(s);
+    return synced ? 0 : 1;
+}
+
 void run_pair(int (*body)(const char *, int, bool) = run) {
     g_port = free_port();
     ASSERT_NE(g_port, 0);
@@ -209,6 +317,10 @@ TEST(ByName, ClientReachesServerByInsertsvc) {
 
 TEST(ByName, ServerClosingFirstListensOnItsPortAgainAtOnce) {
     run_pair(close_first);
+}
+
+TEST(ByName, ServerKilledWithAClientConnectedListensAgainAtOnce) {
+    run_pair(killed_first);
 }
 
 }  // namespace

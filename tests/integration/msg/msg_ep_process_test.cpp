@@ -1,6 +1,7 @@
 // Connected endpoints (FI_EP_MSG) between two processes: a server listens on a passive
 // endpoint, a client connects; messages, tagged messages and RMA of every size both ways;
-// atomics; fi_shutdown gives the peer FI_SHUTDOWN and cancels what was posted; a peer that dies gives
+// atomics; fi_shutdown gives the peer FI_SHUTDOWN and cancels what was posted, while the sends
+// completed before it arrive, a slow receiver notwithstanding; a peer that dies gives
 // FI_SHUTDOWN and error completions for what was in flight, within a bound; a server killed
 // while its client is connected is replaced at once by one listening on the same port
 // (the connection manager's listener sets SO_REUSEADDR). Run over each transport set
@@ -17,6 +18,7 @@
 #include <netinet/in.h>
 
 #include <string>
+#include <thread>
 
 namespace ufi::msg_process_test {
 namespace {
@@ -441,6 +443,116 @@ int run_death(const char *role, int sock, bool server) {
 
 TEST(MsgProcess, APeerThatDiesGivesShutdownAndErrorCompletions) {
     expect_pair(run_death, "server", "client", 128 + SIGKILL);
+}
+
+// ---- sends completed before fi_shutdown are delivered, though the receiver is slow ----
+
+// A send of kStreamLen bytes completes once its bytes are copied; over tcp the last one may
+// still wait in the transport's buffer behind a full socket when the sender calls fi_shutdown.
+// The client sends until a send stays incomplete (the server does not progress for a while:
+// the sockets fill), shuts down at once, and tells the server how many of its sends completed
+// successfully: exactly those arrive, whole and in order; the other receives are canceled.
+constexpr size_t kStreamCount = 4096;
+constexpr size_t kStreamLen = 8192;
+constexpr int kStreamSleepMs = 300;
+
+int stream_server(const char *role, int sock) {
+    MsgSide m(role, sock);
+    if (const int rc = serve(m, 0); rc != 0) return rc;
+    std::vector<uint8_t> window(4096, 0);
+    CHECK(accept_one(m, {3}, window) == 0);
+    CHECK(message(m, false, 8, false) == 0);  // (the lanes up both ways)
+    CHECK(message(m, true, 8, false) == 0);
+    std::vector<std::vector<uint8_t>> in(kStreamCount, std::vector<uint8_t>(kStreamLen, 0));
+    for (size_t i = 0; i < kStreamCount; ++i) {
+        CHECK(m.s.retry([&] { return fi_recv(m.s.ep, in[i].data(), kStreamLen, nullptr, FI_ADDR_UNSPEC, &in[i]); }) == 0);
+    }
+    CHECK(m.s.sync());  // the receives are posted
+    // Not progressed for a while: the client's sends fill the sockets, then wait.
+    std::this_thread::sleep_for(std::chrono::milliseconds(kStreamSleepMs));
+    size_t received = 0, failed = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(two_process::kWaitMs);
+    while (received + failed < kStreamCount && std::chrono::steady_clock::now() < deadline) {
+        fi_cq_tagged_entry e{};
+        const ssize_t rc = fi_cq_read(m.s.cq, &e, 1);
+        if (rc == 1) {
+            CHECK(failed == 0 && (e.flags & FI_RECV) && e.len == kStreamLen && e.op_context == &in[received]);
+            CHECK(in[received] == pattern(kStreamLen, static_cast<uint8_t>(received)));
+            ++received;
+        } else if (rc == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            CHECK(fi_cq_readerr(m.s.cq, &err, 0) == 1);
+            ++failed;
+        } else {
+            CHECK(rc == -FI_EAGAIN);
+            uint32_t event;
+            uint8_t peek[256];
+            (void)fi_eq_read(m.eq, &event, peek, sizeof peek, FI_PEEK);  // (FI_SHUTDOWN cancels the rest)
+            sched_yield();
+        }
+    }
+    uint64_t completed = 0;
+    CHECK(m.s.io(&completed, sizeof completed, false));
+    std::fprintf(stderr, "[%s] %zu received, %zu canceled; the client saw %llu sends complete\n", role,
+                 received, failed, static_cast<unsigned long long>(completed));
+    CHECK(completed > 0 && completed < kStreamCount);  // (the sockets filled: the test tested)
+    CHECK(received == completed);
+    CHECK(received + failed == kStreamCount);
+    m.close_all();
+    return 0;
+}
+
+int stream_client(const char *role, int sock) {
+    MsgSide m(role, sock);
+    uint16_t port = 0;
+    if (!m.s.io(&port, sizeof port, false)) return 1;
+    Window w;
+    const int connected = connect_to(m, port, {3}, w);
+    if (connected == kNoMsgEntry) return kNoMsgEntry;
+    CHECK(connected == 0);
+    CHECK(message(m, true, 8, false) == 0);
+    CHECK(message(m, false, 8, false) == 0);
+    std::vector<std::vector<uint8_t>> out;
+    for (size_t i = 0; i < kStreamCount; ++i) out.push_back(pattern(kStreamLen, static_cast<uint8_t>(i)));
+    CHECK(m.s.sync());
+    uint64_t completed = 0;
+    const auto read_completions = [&] {
+        fi_cq_tagged_entry e{};
+        ssize_t rc;
+        while ((rc = fi_cq_read(m.s.cq, &e, 1)) == 1) ++completed;
+        if (rc == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            (void)fi_cq_readerr(m.s.cq, &err, 0);
+            return false;
+        }
+        return true;
+    };
+    for (size_t i = 0; i < kStreamCount; ++i) {
+        CHECK(fi_send(m.s.ep, out[i].data(), kStreamLen, nullptr, FI_ADDR_NOTAVAIL, nullptr) == 0);
+        const auto stuck = std::chrono::steady_clock::now() + std::chrono::milliseconds(kStreamSleepMs / 3);
+        while (completed <= i && std::chrono::steady_clock::now() < stuck) {
+            CHECK(read_completions());
+            sched_yield();
+        }
+        if (completed <= i) break;  // the sockets are full: shut down now
+    }
+    CHECK(fi_shutdown(m.s.ep, 0) == 0);
+    // The send left waiting: canceled by the shutdown, or sent while it waited for the lane.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    while (std::chrono::steady_clock::now() < until) {
+        if (read_completions()) sched_yield();
+    }
+    CHECK(m.s.io(&completed, sizeof completed, true));
+    m.close_all();
+    return 0;
+}
+
+int run_stream(const char *role, int sock, bool server) {
+    return server ? stream_server(role, sock) : stream_client(role, sock);
+}
+
+TEST(MsgProcess, SendsCompletedBeforeShutdownAreDelivered) {
+    expect_pair(run_stream, "server", "client");
 }
 
 // ---- a server killed with its client connected; another listens on its port at once ----
