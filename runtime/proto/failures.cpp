@@ -257,6 +257,9 @@ void DataPath::check_peers_if_due() noexcept {
         p.lane.check();  // a dead peer is reported to the worker (maybe from inside the call)
     }
     watch_hosts();  // (host_watch.cpp)
+    // A shared-memory FIFO element a killed writer claimed and never wrote would hold every
+    // message behind it for ever (transports/iface/mm_fifo_hole.h).
+    (void)worker_->skip_fifo_holes();
 }
 
 void DataPath::tell_receivers(Peer &p, bool restarting) noexcept {

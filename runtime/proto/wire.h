@@ -110,6 +110,9 @@ enum AmId : uint8_t {
 // Ids are below this (UCT_AM_ID_MAX): the others are counted and dropped
 // (DataPathStats::dropped_unknown_id).
 inline constexpr uint8_t kAmIdLimit = 32;
+// The id a skipped shared-memory FIFO hole arrives under (transports/iface/mm_fifo_hole.h:
+// kMmHoleAmId, 31) is none of ufi's: it is dropped and counted with the unknown ones.
+static_assert(kAmLast < 31);
 
 // ---- Wireup ------------------------------------------------------------------------------
 

@@ -472,6 +472,28 @@ std::vector<uint16_t> EndpointWorker::named_ports() const {
     return out;
 }
 
+unsigned EndpointWorker::skip_fifo_holes() noexcept {
+    static const auto after = std::chrono::milliseconds(
+        std::clamp<int64_t>(config::registry().get_int("UFI_SHM_HOLE_TIMEOUT"), 0, 3600000));
+    if (after.count() == 0) return 0;
+    const auto now = std::chrono::steady_clock::now();
+    unsigned n = 0;
+    for (const auto &i : ifaces_) {
+        if (i->fifo_shape.elem_size == 0 || i->iface.inherited() ||
+            (i->resource->tl != "posix" && i->resource->tl != "sysv")) {
+            continue;
+        }
+        if (!i->recv_fifo_looked) {
+            i->recv_fifo_looked = true;
+            (void)locate_recv_fifo(i->iface.get(), i->fifo_shape.elem_size, i->fifo_shape.elem_count,
+                                   i->recv_fifo);
+        }
+        if (i->hole_watch.check(i->recv_fifo, now, after)) ++n;
+    }
+    fifo_holes_skipped_ += n;
+    return n;
+}
+
 unsigned EndpointWorker::close_named_abortively() const noexcept {
     unsigned n = 0;
     for (const auto &i : ifaces_) {

@@ -12,6 +12,7 @@
 #include "transports/address.h"
 #include "transports/fork_safety.h"
 #include "transports/iface/fifo_tuning.h"
+#include "transports/iface/mm_fifo_hole.h"
 #include "transports/memory/memory_domains.h"
 #include "transports/resource.h"
 #include "transports/status.h"
@@ -110,6 +111,11 @@ struct OpenIface {
     // activity (watched by UCS's async thread until then), as UCP activates its ifaces.
     bool progressing = false;
     bool watched = false;                           // its fd is with the async context
+    // Its receive FIFO (mm transports), located at the first hole check, and the element its
+    // reader waits at (mm_fifo_hole.h).
+    MmRecvFifo recv_fifo;
+    MmHoleWatch hole_watch;
+    bool recv_fifo_looked = false;
     std::atomic<bool> activation_queued{false};     // an activation waits for progress
     class EndpointWorker *owner = nullptr;
 };
@@ -189,6 +195,12 @@ class EndpointWorker {
     // process killed with peers connected leaves its ports free, not in TIME_WAIT. Returns
     // how many it set (0 without named ports).
     unsigned close_named_abortively() const noexcept;
+    // Publishes, on each shared-memory FIFO this worker receives on, an element a writer
+    // claimed and left unwritten for UFI_SHM_HOLE_TIMEOUT (a writer killed mid-send), so that
+    // the reader goes on past it (mm_fifo_hole.h). Called now and then by the thread that
+    // progresses the worker. Returns how many it skipped now; fifo_holes_skipped() in all.
+    unsigned skip_fifo_holes() noexcept;
+    uint64_t fifo_holes_skipped() const noexcept { return fifo_holes_skipped_; }
 
     // One address record per open iface, in order.
     std::vector<address::TransportRecord> records() const;
@@ -235,6 +247,7 @@ class EndpointWorker {
     size_t rx_headroom_ = 0;
     static constexpr unsigned kMissedEventsEvery = 63;  // progress calls between checks, - 1
     unsigned progress_calls_ = 0;
+    uint64_t fifo_holes_skipped_ = 0;
     std::atomic<bool> has_failures_{false};
     std::mutex failures_mutex_;  // only on the error path
     std::vector<EpFailure> failures_;

@@ -85,4 +85,12 @@ void force_line_demotion_for_testing(bool on) noexcept {
     g_force_demotion.store(on, std::memory_order_relaxed);
 }
 
+bool claim_fifo_element_for_testing(uct_ep_h ep, uct_iface_h iface) noexcept {
+    const MmFifo f = mm_fifo(ep, iface);
+    if (f.head == nullptr) return false;
+    auto *head = const_cast<volatile uint64_t *>(f.head);
+    uint64_t seen = *head;
+    return __atomic_compare_exchange_n(head, &seen, seen + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 }  // namespace ufi::transports

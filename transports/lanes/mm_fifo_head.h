@@ -42,6 +42,11 @@ struct MmFifo {
 // Both, or nothing where `ep`'s layout does not fingerprint (logged at debug).
 MmFifo mm_fifo(uct_ep_h ep, uct_iface_h iface) noexcept;
 
+// For tests: claims the next element of the FIFO `ep` writes into and never writes it, as a
+// writer killed in the middle of a send leaves it (transports/iface/mm_fifo_hole.h). False
+// where the layout did not fingerprint or another writer claimed first.
+bool claim_fifo_element_for_testing(uct_ep_h ep, uct_iface_h iface) noexcept;
+
 // UCT keeps an "event armed" flag in the head's top bit; the rest counts the messages sent
 // into the FIFO (the next one goes into element count % elements).
 inline constexpr uint64_t kMmHeadCountMask = ~(uint64_t{1} << 63);

@@ -3,7 +3,8 @@
 // fi_getinfo(node, service) gives a dest_addr that, inserted into its AV, reaches the server
 // (and so does fi_av_insertsvc); the client then sends its own address, which the server
 // inserts to answer. Over tcp on loopback (meson sets UFI_NET_DEVICES=lo), two processes; the
-// server's reply carries its full address, and the client moves to shared memory.
+// server's reply carries its full address, and the client moves to shared memory. A server
+// that closes first, or is killed with its client connected, is replaced on its port at once.
 #include "two_process.h"
 
 #include "base/config/config.h"
