@@ -549,6 +549,7 @@ int Endpoint::enable() noexcept {
                 return -FI_ENOMEM;
             }
             uuid_ = random_uuid();
+            ids::set_uuid(endpoint_id_, uuid_);
             acquired_id = true;
         }
         auto undo = [&] {
@@ -657,6 +658,7 @@ int Endpoint::enable() noexcept {
         dcfg.datagrams = info_->ep_attr->type == FI_EP_DGRAM;
         dcfg.connected = connected_type_;
         dcfg.uuid = uuid_;
+        dcfg.lives_here = &ids::lives_here;
         dcfg.endpoint_id = endpoint_id_;
         dcfg.incarnation = random_uuid();  // new at every fi_enable, whatever the identity
         dcfg.address = address::pack(addr);
@@ -808,8 +810,8 @@ void let_named_peers_close_first(const transports::EndpointWorker &worker) noexc
 
 // How long fi_close waits, in all, for room on full lanes to tell its peers it closes.
 constexpr int kGoodbyeBoundMs = 100;
-// fi_close of a connected endpoint: how long what was sent may take to leave
-// (DataPath::settle_sends; fi_shutdown's own bound is the same).
+// fi_close: how long what was sent may take to leave (DataPath::settle_sends; fi_shutdown's
+// own bound is the same).
 constexpr int kSettleBoundMs = 1000;
 // How long fi_close waits for the senders writing into its receive buffers (SPLIT) to finish:
 // a sender computing between calls into the library answers late, and its writes would land
@@ -846,6 +848,12 @@ Shut Endpoint::shut() noexcept {
             if (data_path_) {
                 data_path_->await_split_writers(kSplitWritersBoundMs);
                 data_path_->say_goodbye(kGoodbyeBoundMs);
+                // What completed before fi_close (and the goodbye) reaches the peer before
+                // the lanes go: over a tcp connection both sides use (endpoint to endpoint)
+                // a close with unread data resets it, which loses what the peer had not read
+                // yet. (Elsewhere the goodbye, sent once the lane had room, drained UCT's
+                // buffer, and the connection ends gracefully.)
+                data_path_->settle_sends(kSettleBoundMs, /*shared_connections_only=*/true);
             }
         }
         unbind_all();
@@ -966,6 +974,7 @@ int Endpoint::adopt_identity(const void *addr, size_t addrlen, const char *calle
     }
     uuid_ = a.uuid;
     endpoint_id_ = a.endpoint_id;
+    ids::set_uuid(endpoint_id_, uuid_);
     given_identity_ = true;
     return 0;
 }
@@ -1124,7 +1133,7 @@ void Endpoint::connection_lost(int error) noexcept {
 
 void Endpoint::settle_sends(int bound_ms) noexcept {
     std::lock_guard<OptionalMutex> lock(worker_lock_);
-    if (data_path_) (void)data_path_->settle_sends(bound_ms);
+    if (data_path_) (void)data_path_->settle_sends(bound_ms, /*shared_connections_only=*/false);
 }
 
 ssize_t Endpoint::tx_size_left() noexcept {

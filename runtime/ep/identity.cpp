@@ -4,7 +4,7 @@
 
 #include <chrono>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace ufi::runtime::ep {
 
@@ -30,7 +30,7 @@ namespace {
 
 struct Registry {
     std::mutex mutex;
-    std::unordered_set<uint32_t> used;
+    std::unordered_map<uint32_t, uint64_t> used;  // id -> the uuid it goes with (0: none yet)
     uint32_t next = 1;
 };
 
@@ -48,7 +48,7 @@ uint32_t acquire() noexcept {
         for (;;) {
             const uint32_t id = r.next++;
             if (id == 0 || r.used.count(id) != 0) continue;
-            r.used.insert(id);
+            r.used.emplace(id, 0);
             return id;
         }
     } catch (...) {
@@ -61,7 +61,7 @@ bool claim(uint32_t id) noexcept {
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     try {
-        return r.used.insert(id).second;
+        return r.used.emplace(id, 0).second;
     } catch (...) {
         return false;
     }
@@ -78,6 +78,21 @@ bool in_use(uint32_t id) noexcept {
     Registry &r = registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     return r.used.count(id) != 0;
+}
+
+void set_uuid(uint32_t id, uint64_t uuid) noexcept {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.used.find(id);
+    if (it != r.used.end()) it->second = uuid;
+}
+
+bool lives_here(uint32_t id, uint64_t uuid) noexcept {
+    if (uuid == 0) return false;
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    const auto it = r.used.find(id);
+    return it != r.used.end() && it->second == uuid;
 }
 
 }  // namespace ids

@@ -20,6 +20,12 @@ uint32_t acquire() noexcept;
 bool claim(uint32_t id) noexcept;
 void release(uint32_t id) noexcept;
 bool in_use(uint32_t id) noexcept;
+// The uuid the endpoint holding `id` goes by (set at fi_enable; an endpoint named by
+// fi_setname takes its name's).
+void set_uuid(uint32_t id, uint64_t uuid) noexcept;
+// Whether the endpoint named (`id`, `uuid`) is one of this process's, open now: a peer that
+// cannot progress while this process's thread waits on it in a close.
+bool lives_here(uint32_t id, uint64_t uuid) noexcept;
 }  // namespace ids
 
 }  // namespace ufi::runtime::ep

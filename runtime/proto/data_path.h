@@ -140,6 +140,9 @@ struct DataPathConfig {
     const size_t *min_multi_recv = nullptr;
     // This endpoint's identity and address (unpadded), sent in WIREUP_REQ.
     uint64_t uuid = 0;
+    // Whether the endpoint named (endpoint id, uuid) is one of this process's, open now
+    // (runtime/ep/identity.h): settle_sends() does not wait for those.
+    bool (*lives_here)(uint32_t endpoint_id, uint64_t uuid) noexcept = nullptr;
     uint32_t endpoint_id = 0;
     uint64_t incarnation = 1;  // random per fi_enable (wire::WireupHdr::incarnation)
     std::vector<uint8_t> address;
@@ -311,11 +314,14 @@ class DataPath {
     // waiting, or going into a shared-memory FIFO nobody reads any more. Progresses the
     // endpoint for lanes that are full, within `bound_ms` in all.
     void say_goodbye(int bound_ms) noexcept;
-    // fi_shutdown, first: progresses until what was sent to the live peers has left this
-    // process (AmLane::flushed(); over tcp the peer acknowledged it), within `bound_ms`: a
-    // send that completed (its bytes copied) may still wait in UCT's buffer, which the
-    // shutdown would otherwise drop with the connection. Returns the peers not flushed.
-    size_t settle_sends(int bound_ms) noexcept;
+    // fi_shutdown first, and fi_close after say_goodbye: progresses until what was sent to
+    // the live peers has left this process (AmLane::flushed(); over tcp the peer
+    // acknowledged it), within `bound_ms`: a send that completed (its bytes copied) may
+    // still wait in UCT's buffer, which the shutdown would otherwise drop with the
+    // connection. `shared_connections_only`: only lanes connected endpoint to endpoint.
+    // Peers that are endpoints of this process (cfg_.lives_here) are not waited for: this
+    // thread is the one that would progress them. Returns the peers not flushed.
+    size_t settle_sends(int bound_ms, bool shared_connections_only) noexcept;
     // fi_close, first: receives whose sender writes part of their buffer (SPLIT) wait for its
     // ATP (or its failure), progressing, within `bound_ms`: over cma those writes land straight
     // in this process's memory, which the application may reuse once fi_close returned. Returns

@@ -60,8 +60,7 @@ void DataPath::handle_failures() noexcept {
     take_in_arrivals();
     // The same when the failed connection is a handshake lane about to be retired: the new
     // lane's connection may still be in the listener's queue (UCX's async thread accepts it)
-    // while the old one's end is read here.
-    // What followed the ack on the new lane is taken in too.
+    // while the old one's end is read here. What followed the ack there is taken in too.
     if (await_p2p_acks(true)) take_in_arrivals();
     std::vector<transports::EndpointWorker::EpFailure> failures;
     try {
@@ -189,14 +188,18 @@ void DataPath::say_goodbye(int bound_ms) noexcept {
     }
 }
 
-size_t DataPath::settle_sends(int bound_ms) noexcept {
+size_t DataPath::settle_sends(int bound_ms, bool shared_connections_only) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(bound_ms);
-    const auto unsettled = [this] {
+    const auto unsettled = [&] {
         size_t n = 0;
         for (const auto &pp : peers_) {  // (no handler runs meanwhile: the list stays)
             Peer &p = *pp;
-            if (p.state == PeerState::kFailed) continue;
+            if (p.state == PeerState::kFailed ||
+                (cfg_.lives_here != nullptr && cfg_.lives_here(p.address.endpoint_id, p.address.uuid))) {
+                continue;
+            }
             for (transports::AmLane *lane : {&p.aux, &p.lane}) {  // (the older lane first)
+                if (shared_connections_only && !lane->p2p()) continue;
                 const transports::Status s = lane->flushed();
                 if (s == transports::kInProgress || s == transports::kNoResource) {
                     ++n;
@@ -213,8 +216,8 @@ size_t DataPath::settle_sends(int bound_ms) noexcept {
     }
     if (n != 0) {
         UFI_LOG_INFO(Subsys::EpData,
-                     "fi_shutdown: what was sent to {} peers had not all left after {} ms; it is "
-                     "dropped with the connection",
+                     "fi_shutdown/fi_close: what was sent to {} peers had not all left after {} "
+                     "ms; what is left is dropped with the connections",
                      n, bound_ms);
     }
     return n;

@@ -12,6 +12,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 namespace {
 
 using ufi::transports::close_abortively_on;
@@ -102,6 +105,11 @@ TEST(AbortiveClose, SetsLingerOnTheAcceptedConnectionsOnlyAndFreesThePort) {
     char b;
     (void)read(other_client, &b, 1);  // (the FIN)
     ::close(other_client);
+    // (The client's FIN reaches the server's socket through the kernel's softirq: poll.)
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (time_wait_on(other_port) == 0 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     EXPECT_GE(time_wait_on(other_port), 1u);
     uint16_t other_again = other_port;
     const int taken = listen_loopback(other_again);
