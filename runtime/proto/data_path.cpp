@@ -30,6 +30,8 @@ void read_protocol_settings(DataPathConfig &c) noexcept {
         std::clamp<int64_t>(reg.get_int("UFI_PEER_CHECK_INTERVAL"), 0, 3600 * 1000));
     c.peer_timeout_ms = static_cast<int>(
         std::clamp<int64_t>(reg.get_int("UFI_PEER_TIMEOUT"), 0, 24 * 3600 * 1000));
+    c.peer_reuse_ms = static_cast<int>(
+        std::clamp<int64_t>(reg.get_int("UFI_PEER_REUSE_DELAY"), 0, 24 * 3600 * 1000));
     c.rndv_split = kDefaultRndvSplit;
     const std::string &split = reg.get_string("UFI_RNDV_SPLIT");
     if (split == "off" || split == "0") {
@@ -117,7 +119,7 @@ DataPath::~DataPath() {
             "sent as one zero-copy message, {} by rendezvous sent ({} get ({} copied by both "
             "sides), {} put, {} active-message received); dropped {} malformed, {} from unknown "
             "sources, {} under unknown ids; {} RMA accesses refused, {} writes granted to their initiator's puts, {} "
-            "peers restarted; {} peers refused (authorization key or version), {} hosts timed "
+            "peers restarted, {} departed peers' slots given up for reuse; {} peers refused (authorization key or version), {} hosts timed "
             "out, {} directed receives failed with their peer, {} transfers held back from failed "
             "peers that write them, {}/{} keepalives sent/received; "
             "{} data messages received (fragments after a message's first not "
@@ -125,7 +127,7 @@ DataPath::~DataPath() {
             "streaming senders; {} answers' FIFO heads demoted",
             s.sends_queued, s.unexpected, s.unexpected_kept, s.eager_zcopy, s.rndv_sends, s.rndv_get, s.rndv_split,
             s.rndv_put, s.rndv_am, s.dropped_malformed, s.dropped_unknown_src, s.dropped_unknown_id, s.rma_refused,
-            s.rma_put_grants, s.peer_restarts, s.refused_peers, s.hosts_timed_out,
+            s.rma_put_grants, s.peer_restarts, s.peers_retired, s.refused_peers, s.hosts_timed_out,
             s.directed_recvs_failed, s.held_from_failed_writers, s.keepalives_sent, s.keepalives_received, rx_data_msgs_,
             rx_slip_.slips(), s.heads_demoted);
     // fi_close with operations outstanding drops them without completions (fi_endpoint(3));

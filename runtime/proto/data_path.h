@@ -181,6 +181,9 @@ struct DataPathConfig {
     // UFI_PEER_TIMEOUT: how long a tcp peer's host may leave what was sent unacknowledged
     // (host_watch.cpp); 0: never checked.
     int peer_timeout_ms = 8000;
+    // UFI_PEER_REUSE_DELAY: how long a failed peer's slot stays before it may be reused
+    // (peer_reuse.cpp); 0: never.
+    int peer_reuse_ms = 10000;
     // How long a receiver fed by a stream over a shared-memory FIFO leaves it alone after a
     // small batch (rx_slip.h; UFI_RX_SLIP); zero: never. Applied only where the worker has
     // such a transport.
@@ -188,7 +191,7 @@ struct DataPathConfig {
 };
 
 // Fills the protocol settings of `c` from the environment (UFI_RNDV_THRESH, UFI_RNDV_SPLIT,
-// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL, UFI_PEER_TIMEOUT, UFI_RX_SLIP).
+// UFI_PROTO_INFO, UFI_PEER_CHECK_INTERVAL, UFI_PEER_TIMEOUT, UFI_PEER_REUSE_DELAY, UFI_RX_SLIP).
 void read_protocol_settings(DataPathConfig &c) noexcept;
 
 // What the data path counts for diagnostics and tests.
@@ -198,6 +201,7 @@ struct DataPathStats {
     uint64_t dropped_unknown_id = 0;  // active messages under an id ufi does not send
     uint64_t held_early = 0;          // from an admitted peer before this side connected
     uint64_t refused_peers = 0;       // WIREUP_REQs refused (version, key)
+    uint64_t peers_retired = 0;       // departed peers whose slots were given up for reuse
     uint64_t p2p_lanes = 0;           // peers whose traffic moved to an endpoint-to-endpoint lane
     uint64_t lane_upgrades = 0;       // peers reached by host and port moved to a better lane
     uint64_t unexpected = 0;          // messages that arrived before their receive
@@ -365,6 +369,11 @@ class DataPath {
     // Checks the peers (uct_ep_check) when an interval passed since the last check; a dead
     // one is reported by its transport and failed by the next progress().
     void check_peers_if_due() noexcept;
+    // Gives up the slots of peers that failed at least UFI_PEER_REUSE_DELAY ago and that
+    // nothing refers to any more (no operation, message, receive, AV entry or cache), so that
+    // new peers take them (peer_reuse.cpp). Run with the peer checks while any failed peer
+    // is not retired yet.
+    void retire_departed_peers(std::chrono::steady_clock::time_point now) noexcept;
 
     // Runs the handler of active message `id` on `data` as if it had arrived from a peer
     // (fuzz tests of the receive path). False for an id without a handler.
@@ -445,14 +454,21 @@ class DataPath {
     void end_connection() noexcept;
     // Removes posted receive `r` from `list` and completes it with FI_ECANCELED.
     void cancel_posted(List<RecvReq> &list, RecvReq *r) noexcept;
-    // Whether message `id` (data, length) from peer index `src` is handled now: true when that
+    // Whether message `id` (data, length) from the peer `src` names is handled now: true when that
     // peer is connected. From an admitted peer still connecting, it is held (Peer::held) and
     // handled at set_connected(); from anyone else, dropped and counted.
     // Inline: every arriving message asks, and the answer is almost always "connected".
-    bool from_connected(uint32_t src, uint8_t id, const uint8_t *data, size_t length) noexcept {
-        if (src < peers_.size() && peers_[src]->state == PeerState::kConnected) [[likely]] {
-            hints_.on_arrival(*peers_[src]);  // (an answer to it is likely next)
-            return true;
+    // `src` is the key the message carries (PeerTable::by_key): when true, it is replaced by
+    // the peer's index, which the handler uses from then on.
+    bool from_connected(uint32_t &src, uint8_t id, const uint8_t *data, size_t length) noexcept {
+        const uint32_t idx = src & PeerTable::kIndexMask;
+        if (idx < peers_.size()) [[likely]] {
+            Peer &p = *peers_[idx];
+            if (p.src_key == src && p.state == PeerState::kConnected) [[likely]] {
+                src = idx;
+                hints_.on_arrival(p);  // (an answer to it is likely next)
+                return true;
+            }
         }
         wireup_.hold_or_drop(src, id, data, length);
         return false;
@@ -708,6 +724,7 @@ class DataPath {
     // Peers failed so far: a directed receive posted while it is 0 needs no look at its
     // peer's state (the fast path).
     uint32_t failed_peers_ = 0;
+    bool departed_ = false;  // a failed peer's slot may be retired (retire_departed_peers)
     // host_watch.cpp: each check, the tcp peers' hosts; a peer connected now.
     void watch_hosts() noexcept;
     void on_connected_lane(Peer &p) noexcept;

@@ -250,10 +250,13 @@ size_t DataPath::await_split_writers(int bound_ms) noexcept {
 }
 
 void DataPath::check_peers_if_due() noexcept {
-    if (!needs_peer_checks()) return;
+    const bool checks = needs_peer_checks();
+    if (!checks && !departed_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now < next_check_) return;
-    next_check_ = now + std::chrono::milliseconds(cfg_.peer_check_ms);
+    next_check_ = now + std::chrono::milliseconds(cfg_.peer_check_ms > 0 ? cfg_.peer_check_ms : 1000);
+    if (departed_) retire_departed_peers(now);  // (peer_reuse.cpp)
+    if (!checks) return;
     for (auto &pp : peers_) {
         Peer &p = *pp;
         if (p.state == PeerState::kFailed || !p.lane.can_check()) continue;

@@ -37,9 +37,13 @@ struct Peer {
     // atomics awaited). DataPath::refresh_eager_gate keeps it, wherever what it depends on
     // changes (and builds with UFI_CHECK_INVARIANTS check it at every send).
     int64_t eager_short_max = -1;
-    uint32_t local_idx = kNoPeer;   // this peer's index here (what it puts in `src`)
-    uint32_t remote_idx = kNoPeer;  // this endpoint's index at the peer (what we put in `src`)
+    uint32_t local_idx = kNoPeer;   // this peer's index here
+    uint32_t remote_idx = kNoPeer;  // this endpoint's key at the peer (what we put in `src`)
     PeerState state = PeerState::kKnown;
+    // What the peer puts in `src`: local_idx with the slot's generation in the top bits
+    // (PeerTable::key_of). A slot whose peer departed is reused with the next generation, so
+    // that a late message of the one before is not taken for the new peer's (peer_reuse.cpp).
+    uint32_t src_key = kNoPeer;
     bool request_unsent = false;  // kConnecting, but WIREUP_REQ still waits for lane room
     bool reply_unsent = false;    // a WIREUP_REP owed to the peer waits for lane room
     uint32_t reply_to = kNoPeer;  // the sender_idx that reply echoes
@@ -141,6 +145,12 @@ struct Peer {
     bool host_watched = false;
     uint8_t host_ip[16] = {};
     std::chrono::steady_clock::time_point stalled_since{};
+
+    // peer_reuse.cpp: when it failed (kFailed), and whether its slot was given up for reuse
+    // (nothing refers to it any more; the next new peer takes it).
+    std::chrono::steady_clock::time_point failed_at{};
+    bool retired = false;
+    uint64_t av_kept_at = 0;  // the AV's change count when an entry was found naming it (+1)
 };
 
 }  // namespace ufi::runtime::proto

@@ -23,13 +23,56 @@ namespace scalable = transports::scalable;
 using log::Subsys;
 
 Peer *PeerTable::add(address::EndpointAddress &&a) {
-    const uint32_t idx = static_cast<uint32_t>(peers_.size());
     auto p = std::make_unique<Peer>();
-    p->local_idx = idx;
     p->address = std::move(a);
-    if (p->address.uuid != 0) by_identity_[p->address.uuid] = idx;
-    peers_.push_back(std::move(p));
-    return peers_.back().get();
+    const uint64_t uuid = p->address.uuid;
+    uint32_t idx = 0;
+    uint32_t generation = 0;
+    if (!free_.empty()) {
+        idx = free_.back();
+        generation = ((peers_[idx]->src_key >> kIndexBits) + 1) & 0xff;
+        if (uuid != 0) by_identity_[uuid] = idx;  // (first: bad_alloc leaves the slot free)
+        free_.pop_back();
+        peers_[idx] = std::move(p);  // (the departed peer's record goes)
+    } else {
+        if (peers_.size() >= kMaxPeers) throw std::bad_alloc();
+        idx = static_cast<uint32_t>(peers_.size());
+        peers_.push_back(std::move(p));
+        try {
+            if (uuid != 0) by_identity_[uuid] = idx;
+        } catch (const std::bad_alloc &) {
+            peers_.pop_back();
+            throw;
+        }
+    }
+    Peer &peer = *peers_[idx];
+    peer.local_idx = idx;
+    peer.src_key = idx | generation << kIndexBits;
+    return &peer;
+}
+
+void PeerTable::retire(uint32_t idx) noexcept {
+    Peer &p = *peers_[idx];
+    try {
+        free_.push_back(idx);
+    } catch (const std::bad_alloc &) {
+        return;  // (not reused, that is all)
+    }
+    p.retired = true;
+    if (p.address.uuid != 0) {
+        const auto it = by_identity_.find(p.address.uuid);
+        if (it != by_identity_.end() && it->second == idx) by_identity_.erase(it);
+    }
+}
+
+void PeerTable::mark_cached(std::vector<uint8_t> &refs) const noexcept {
+    const auto mark = [&](const AddrCache &c) {
+        if (c.version != 0 && c.version == av::version_at(c.version_ptr) && c.peer < refs.size()) refs[c.peer] = 1;
+    };
+    for (const AddrCache &c : by_addr_) mark(c);
+    for (const auto &row : by_rx_addr_) {
+        for (const AddrCache &c : row) mark(c);
+    }
 }
 
 Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
@@ -137,14 +180,16 @@ Peer *PeerTable::resolve(fi_addr_t addr) noexcept {
 Peer *PeerTable::listening_at(const address::EndpointAddress &a) noexcept {
     for (auto &pp : peers_) {
         // (a peer itself known by host and port only is no identity to name)
-        if (pp->address.uuid != 0 && address::shares_tcp_listener(pp->address, a)) return pp.get();
+        if (!pp->retired && pp->address.uuid != 0 && address::shares_tcp_listener(pp->address, a)) return pp.get();
     }
     return nullptr;
 }
 
 Peer *PeerTable::host_port_peer_of(const address::EndpointAddress &full) noexcept {
     for (auto &pp : peers_) {
-        if (pp->address.uuid == 0 && address::shares_tcp_listener(pp->address, full)) return pp.get();
+        if (!pp->retired && pp->address.uuid == 0 && address::shares_tcp_listener(pp->address, full)) {
+            return pp.get();
+        }
     }
     return nullptr;
 }
@@ -163,6 +208,8 @@ fi_addr_t PeerTable::report_id_for(const address::EndpointAddress &a) const noex
 
 void DataPath::fail_peer(Peer &p, int error, bool restarting) {
     p.state = PeerState::kFailed;
+    p.failed_at = std::chrono::steady_clock::now();
+    departed_ = true;  // (its slot may be reused once nothing refers to it: peer_reuse.cpp)
     refresh_eager_gate(p);
     p.fail_status = error != 0 ? error : -FI_EIO;
     p.request_unsent = p.reply_unsent = p.ack_unsent = false;

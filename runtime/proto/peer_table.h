@@ -3,8 +3,11 @@
 // send reads inline, one load while the entry is unchanged). A peer is made known from an AV
 // entry (resolve) or from its WIREUP_REQ (add, by the handshake: wireup.h); found again by
 // identity, or by the tcp listener a host-and-port address names; and it knows what
-// completions report as a peer's source. Peers are never removed while the data path lives:
-// an index stays valid (a restarted peer is replaced in place, restart.cpp).
+// completions report as a peer's source. A peer's record stays while anything may name its
+// index (a restarted peer is replaced in place, restart.cpp); a departed one's slot is given
+// up once nothing does and taken by the next new peer under the next generation of its key
+// (peer_reuse.cpp), so that a server whose clients come and go keeps a table as large as the
+// clients it has, and a late message of a departed peer is never taken for its successor's.
 #pragma once
 
 #include "runtime/av/binding.h"
@@ -65,9 +68,29 @@ class PeerTable {
         return kNoPeer;
     }
     Peer *resolve(fi_addr_t addr) noexcept;
-    // A new peer at the next index (named by its identity where the address has one); throws
-    // std::bad_alloc.
+    // A new peer in a retired slot, else at the next index (named by its identity where the
+    // address has one); throws std::bad_alloc (also past kMaxPeers).
     Peer *add(transports::address::EndpointAddress &&address);
+
+    // `src` on the wire is a peer's key: its index in the low kIndexBits bits, the slot's
+    // generation (how often the slot was reused, modulo 256) above them. The index limit
+    // keeps a key from ever being kNoPeer.
+    static constexpr int kIndexBits = 24;
+    static constexpr uint32_t kIndexMask = (uint32_t{1} << kIndexBits) - 1;
+    static constexpr size_t kMaxPeers = kIndexMask;
+    // The index of the peer whose key is `key`, or kNoPeer (no such slot, or an earlier
+    // generation of it: a departed peer's).
+    uint32_t by_key(uint32_t key) const noexcept {
+        const uint32_t idx = key & kIndexMask;
+        return idx < peers_.size() && peers_[idx]->src_key == key ? idx : kNoPeer;
+    }
+    // Gives up slot `idx`, whose peer failed and which nothing refers to any more
+    // (DataPath::retire_departed_peers checked): its identity is forgotten, and the next
+    // add() takes the slot. The record stays until then (stale indices find a failed peer).
+    void retire(uint32_t idx) noexcept;
+    size_t free_slots() const noexcept { return free_.size(); }
+    // Marks in `refs` (one per slot) the peers an AV entry's cache still names.
+    void mark_cached(std::vector<uint8_t> &refs) const noexcept;
 
     // The index of the peer with identity `uuid`, or kNoPeer.
     uint32_t by_identity(uint64_t uuid) const noexcept {
@@ -93,6 +116,7 @@ class PeerTable {
     fi_addr_t addr_mask_ = ~fi_addr_t{0};
     bool connected_ = false;
     std::vector<std::unique_ptr<Peer>> peers_;
+    std::vector<uint32_t> free_;  // retired slots, taken by add() last first
     std::unordered_map<uint64_t, uint32_t> by_identity_;  // uuid -> peer index
     // AV entry index -> peer, valid while the entry keeps the version it had when cached:
     // the fi_addr_t of a send is checked with one load (av::version_at).

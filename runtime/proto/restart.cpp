@@ -32,6 +32,7 @@ Peer &Wireup::restart_peer(uint32_t idx, address::EndpointAddress &&a, const cha
     if (old.state != PeerState::kFailed) dp_.fail_peer(old, -FI_ECONNRESET, true);
     dp_.drop_gone_peer(old);  // (old.local_idx == idx)
     fresh->local_idx = idx;
+    fresh->src_key = old.src_key;  // (the same slot: the handshake names it afresh)
     fresh->busy = old.busy;  // (still on dp_.busy_: dp_.drain() finds nothing to do)
     fresh->present_key = std::move(old.present_key);
     fresh->next_msg_id = old.next_msg_id;

@@ -3,9 +3,10 @@
 // only (peers of one fabric share a byte order; the handshake refuses a peer that differs).
 //
 // Connection: the first operation towards a peer sends WIREUP_REQ on the AM lane; the peer
-// answers WIREUP_REP with the index it gives the sender in its peer table. Every later message
-// carries that index (`src`), so the receiver finds the sender (FI_SOURCE, directed receive)
-// in one indexed load; sends queue until the reply arrives.
+// answers WIREUP_REP with the key it gives the sender in its peer table (the index, with the
+// slot's generation in the top bits: PeerTable::by_key). Every later message carries that key
+// (`src`), so the receiver finds the sender (FI_SOURCE, directed receive) in one indexed load
+// and one compare; sends queue until the reply arrives.
 //
 // Endpoint-to-endpoint lanes (rc; tcp with UFI_CONNECT_TO_EP): the handshake goes over a
 // connect-to-iface lane and each message carries a P2P section, the transport's code and the
@@ -153,9 +154,9 @@ struct WireupHdr {
     uint8_t version;          // kProtocolVersion of the sender
     uint16_t status;          // WireupStatus (replies, acks); requests: the size of this
                               // header (0 in versions 1-4: kWireupPrefixSize)
-    uint32_t sender_idx;      // the sender's index for the receiver (echoed in replies; acks:
-                              // the receiver's own index for the sender)
-    uint32_t receiver_idx;    // replies: the receiver's index for the sender
+    uint32_t sender_idx;      // the sender's key for the receiver (echoed in replies; acks,
+                              // closes: the receiver's own key for the sender)
+    uint32_t receiver_idx;    // replies: the receiver's key for the sender
     uint16_t addr_len;        // requests: bytes of the sender's ufi address that follow
     uint16_t key_len;         // requests: bytes of the sender's authorization key after it
     uint64_t uuid;            // the sender's identity (its address's uuid and endpoint id)
@@ -190,7 +191,7 @@ enum EagerFlags : uint32_t {
 
 struct EagerHdr {
     uint64_t tag;    // 0 for fi_msg
-    uint32_t src;    // the receiver's index for the sender (its WIREUP_REP receiver_idx)
+    uint32_t src;    // the receiver's key for the sender (its WIREUP_REP receiver_idx)
     uint32_t flags;  // EagerFlags
 };
 static_assert(sizeof(EagerHdr) == 16);
@@ -301,7 +302,7 @@ enum RmaFlags : uint32_t {
 };
 
 struct RmaHdr {
-    uint32_t src;       // the receiver's index for the sender
+    uint32_t src;       // the receiver's key for the sender
     uint32_t flags;     // RmaFlags
     uint64_t id;        // names the operation in RMA_ACK / RMA_READ_RESP
     uint64_t total;     // bytes the operation moves (the segments' lengths, summed)
@@ -315,7 +316,7 @@ static_assert(sizeof(RmaHdr) == 48);
 // RMA_WRITE_SHORT: one target range, the payload's length. 32 bytes, so an 8-byte write is
 // one 40-byte short message (RMA_WRITE's headers alone are 72).
 struct RmaShortHdr {
-    uint32_t src;    // the receiver's index for the sender
+    uint32_t src;    // the receiver's key for the sender
     uint32_t flags;  // kRmaHasData only
     uint64_t id;     // echoed in RMA_ACK
     uint64_t key;    // the target's MR key

@@ -200,7 +200,7 @@ transports::Status Wireup::send_request(Peer &p) {
     wire::WireupHdr h{};
     h.type = wire::kWireupRequest;
     h.version = wire::kProtocolVersion;
-    h.sender_idx = p.local_idx;
+    h.sender_idx = p.src_key;  // (what it puts in `src`, and echoes)
     h.receiver_idx = kNoPeer;
     h.addr_len = static_cast<uint16_t>(dp_.cfg_.address.size());
     const std::vector<uint8_t> &key = dp_.cfg_.av_auth_keys ? p.present_key : dp_.cfg_.auth_key;
@@ -231,7 +231,7 @@ transports::Status Wireup::send_reply(Peer &p, uint16_t status, uint32_t sender_
     h.version = wire::kProtocolVersion;
     h.status = status;
     h.sender_idx = sender_idx;
-    h.receiver_idx = p.local_idx;
+    h.receiver_idx = p.src_key;
     h.uuid = dp_.cfg_.uuid;
     h.endpoint_id = dp_.cfg_.endpoint_id;
     h.incarnation = dp_.cfg_.incarnation;
@@ -263,8 +263,8 @@ transports::Status Wireup::send_header_only(Peer &p, uint8_t type, uint16_t stat
     h.type = type;
     h.version = wire::kProtocolVersion;
     h.status = status;
-    h.sender_idx = p.remote_idx;  // the receiver's own index for us
-    h.receiver_idx = p.local_idx;
+    h.sender_idx = p.remote_idx;  // the receiver's own key for us
+    h.receiver_idx = p.src_key;
     h.uuid = dp_.cfg_.uuid;
     h.endpoint_id = dp_.cfg_.endpoint_id;
     h.incarnation = dp_.cfg_.incarnation;
@@ -492,8 +492,8 @@ void Wireup::handle_request(const WireupView &w) {
 }
 
 void Wireup::handle_reply(const WireupView &w) {
-    const uint32_t idx = w.hdr.sender_idx;  // our own index, echoed
-    if (idx >= dp_.peers_.size()) {
+    const uint32_t idx = dp_.peers_.by_key(w.hdr.sender_idx);  // our own key, echoed
+    if (idx == kNoPeer) {
         ++dp_.stats_.dropped_malformed;
         return;
     }
@@ -620,8 +620,8 @@ void Wireup::move_to_best_lane(Peer &p, address::EndpointAddress &&full) {
 }
 
 void Wireup::handle_wireup_ack(const WireupView &w) {
-    const uint32_t idx = w.hdr.sender_idx;  // our own index for the sender
-    if (idx >= dp_.peers_.size()) {
+    const uint32_t idx = dp_.peers_.by_key(w.hdr.sender_idx);  // our own key for the sender
+    if (idx == kNoPeer) {
         ++dp_.stats_.dropped_malformed;
         return;
     }
@@ -648,13 +648,12 @@ transports::Status Wireup::send_close(Peer &p) {
 }
 
 void Wireup::handle_close(const WireupView &w) {
-    uint32_t idx = w.hdr.sender_idx;  // our own index for the sender, or
+    // Our own key for the sender, or kNoPeer: it closed before our reply to its request came
+    // (the request went first on the same lane, so we know it by its identity, and its
+    // incarnation, by now).
+    const uint32_t idx = w.hdr.sender_idx != kNoPeer ? dp_.peers_.by_key(w.hdr.sender_idx)
+                                                      : dp_.peers_.by_identity(w.hdr.uuid);
     if (idx == kNoPeer) {
-        // kNoPeer: it closed before our reply to its request came (the request went first on
-        // the same lane, so we know it by its identity, and its incarnation, by now).
-        idx = dp_.peers_.by_identity(w.hdr.uuid);
-    }
-    if (idx >= dp_.peers_.size()) {
         ++dp_.stats_.dropped_malformed;
         return;
     }
@@ -687,8 +686,8 @@ void Wireup::set_connected(Peer &p) {
 
 void Wireup::hold_or_drop(uint32_t src, uint8_t id, const uint8_t *data,
                             size_t length) noexcept {
-    if (src < dp_.peers_.size()) {
-        Peer &p = *dp_.peers_[src];
+    if (const uint32_t idx = dp_.peers_.by_key(src); idx != kNoPeer) {
+        Peer &p = *dp_.peers_[idx];
         if (p.admitted && p.state == PeerState::kConnecting) {
             try {
                 p.held.push_back(Peer::HeldMsg{id, std::vector<uint8_t>(data, data + length)});

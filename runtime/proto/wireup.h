@@ -93,6 +93,18 @@ class Wireup {
     // Whether a WIREUP_REQ's key admits the peer; *handle: the held key it matched
     // (FI_AV_AUTH_KEY domains).
     bool key_accepted(const uint8_t *key, size_t len, fi_addr_t *handle) const noexcept;
+  public:
+    // Marks in `refs` (one per peer slot) the peers a pending restart or close names.
+    void mark_peers(std::vector<uint8_t> &refs) const noexcept {
+        for (const PendingRestart &r : restarts_) {
+            if (r.peer < refs.size()) refs[r.peer] = 1;
+        }
+        for (const ClosedPeer &c : closed_) {
+            if (c.peer < refs.size()) refs[c.peer] = 1;
+        }
+    }
+
+  private:
     // progress(): the restarts handle_request found, then the requests that found them.
     void run_restarts() noexcept;
 

@@ -124,6 +124,19 @@ class ZcopyTransfers {
             if (recvs_[i] != nullptr) f(*recvs_[i]);
         }
     }
+    // Marks in `refs` (one per peer slot) the peers a transfer in flight or held names.
+    void mark_peers(std::vector<uint8_t> &refs) const noexcept {
+        for (size_t i = 1; i < sends_.size(); ++i) {
+            if (sends_[i] != nullptr && sends_[i]->peer < refs.size()) refs[sends_[i]->peer] = 1;
+        }
+        for (size_t i = 1; i < recvs_.size(); ++i) {
+            if (recvs_[i] != nullptr && recvs_[i]->peer < refs.size()) refs[recvs_[i]->peer] = 1;
+        }
+        for (const Held &h : held_) {
+            const uint32_t peer = h.send != nullptr ? h.send->peer : h.recv != nullptr ? h.recv->peer : kNoPeer;
+            if (peer < refs.size()) refs[peer] = 1;
+        }
+    }
     // An operation in the send table finished (a rendezvous's ATS or ATP sent, its streamed
     // data handed over, an answer, an error): completed, unless its RTS call is still running
     // (SendReq::announcing: its caller finishes it).
