@@ -810,7 +810,10 @@ static int server_main(void) {
             stopping = 1;
             for (int s = 0; s < opt.clients; ++s) {
                 struct gen_state *g = slots[s].pid ? find_gen(slots[s].gen) : NULL;
-                if (g) server_send(g, T_STOP, 0);
+                /* (Not one that finished: its BYE_ACK went, it may have closed its endpoint
+                 * already, and a send to it then fails at once; not yet reaped is no sign of
+                 * a live endpoint.) */
+                if (g && !g->finished) server_send(g, T_STOP, 0);
             }
         }
         for (int s = 0; s < opt.clients; ++s) {
