@@ -41,7 +41,7 @@ struct Peer {
     uint32_t remote_idx = kNoPeer;  // this endpoint's key at the peer (what we put in `src`)
     PeerState state = PeerState::kKnown;
     // What the peer puts in `src`: local_idx with the slot's generation in the top bits
-    // (PeerTable::key_of). A slot whose peer departed is reused with the next generation, so
+    // (PeerTable::by_key). A slot whose peer departed is reused with the next generation, so
     // that a late message of the one before is not taken for the new peer's (peer_reuse.cpp).
     uint32_t src_key = kNoPeer;
     bool request_unsent = false;  // kConnecting, but WIREUP_REQ still waits for lane room
