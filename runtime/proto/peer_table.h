@@ -88,7 +88,6 @@ class PeerTable {
     // (DataPath::retire_departed_peers checked): its identity is forgotten, and the next
     // add() takes the slot. The record stays until then (stale indices find a failed peer).
     void retire(uint32_t idx) noexcept;
-    size_t free_slots() const noexcept { return free_.size(); }
     // Marks in `refs` (one per slot) the peers an AV entry's cache still names.
     void mark_cached(std::vector<uint8_t> &refs) const noexcept;
 

@@ -136,6 +136,39 @@ TEST_F(PeerReuse, ALateMessageOfADepartedPeerIsNotTakenForItsSuccessors) {
     EXPECT_EQ(from, a_to_c);
 }
 
+TEST_F(PeerReuse, AnUnexpectedMessageOfADepartedClientKeepsItsSlotUntilReceived) {
+    proto::DataPath *da = data_path(a_.ep);
+    open_side(c_);
+    const fi_addr_t to_a = insert(c_, a_.name);
+    fi_addr_t a_to_c = insert(a_, c_.name);
+    const uint64_t v = 9;
+    fi_cq_tagged_entry e{};
+    // No receive posted at A: the message waits there unexpected, naming C's slot.
+    ASSERT_EQ(retry([&] { return fi_tsend(c_.ep, &v, sizeof v, nullptr, to_a, 11, nullptr); }), 0);
+    ASSERT_EQ(wait(c_.cq, e), 1);
+    uint32_t idx = proto::kNoPeer;
+    ASSERT_TRUE(progress_until([&] {
+        for (uint32_t i = 0; i < da->peer_count(); ++i) {
+            if (da->peer(i)->state == proto::PeerState::kConnected) idx = i;
+        }
+        return idx != proto::kNoPeer;
+    }));
+    close_side(c_);
+    ASSERT_EQ(fi_av_remove(a_.av, &a_to_c, 1, 0), 0);
+    ASSERT_TRUE(progress_until([&] { return da->peer(idx)->state == proto::PeerState::kFailed; }));
+    // Five times the delay: the unexpected message still names the slot.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(
+                                                              5 * config::registry().get_int("UFI_PEER_REUSE_DELAY"));
+    while (std::chrono::steady_clock::now() < until) progress_all();
+    EXPECT_FALSE(da->peer(idx)->retired) << "a slot an unexpected message names was given up";
+    // Received (whole, from the departed client), the slot goes.
+    uint64_t in = 0;
+    ASSERT_EQ(fi_trecv(a_.ep, &in, sizeof in, nullptr, FI_ADDR_UNSPEC, 11, 0, nullptr), 0);
+    ASSERT_EQ(wait(a_.cq, e), 1);
+    EXPECT_EQ(in, v);
+    EXPECT_TRUE(progress_until([&] { return da->peer(idx)->retired; }));
+}
+
 TEST_F(PeerReuse, AFailedPeerTheAvStillNamesKeepsItsSlotUntilRemoved) {
     proto::DataPath *da = data_path(a_.ep);
     open_side(c_);
