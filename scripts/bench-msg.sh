@@ -5,6 +5,10 @@
 #   - 8-byte latency with Debian's fi_pingpong (-S 8): ufi -e rdm and ufi -e msg over the
 #     default transports (shared memory between the two processes), then ufi -e msg over tcp
 #     (UFI_TLS=tcp) and libfabric's tcp provider -e msg;
+#   - 8-byte tagged latency with ufi_perf (-t tag_lat, ucx_perftest's loop, so less noisy
+#     than fi_pingpong's): -e rdm and -e msg over the default transports, -e msg over tcp,
+#     and beside it the floor under every tcp figure here: raw UCT's active-message latency
+#     over tcp on the same loopback (ucx_perftest -t am_lat -x tcp);
 #   - connection setup (fi_connect to FI_CONNECTED at the client; ufi over the default
 #     transports and over tcp only): tools/bench/msg_connect.c
 #     built against ufi (build/tools/bench/msg_connect) and, here, against Debian's
@@ -44,6 +48,29 @@ pingpong() {
   wait "$srv" 2>/dev/null || true
 }
 median_us() { sed -n 's/.*median \([0-9.]*\) us$/\1/p'; }
+# ufi_perf -t tag_lat -s 8's one-way latency (us). $1: the endpoint type, then env assignments.
+perf_lat() {
+  local type=$1; shift
+  local p
+  p=$(port)
+  env "$@" timeout 120 "$build/tools/ufi_perf" -p "$p" >/dev/null 2>&1 &
+  local srv=$!
+  sleep 0.3
+  env "$@" timeout 120 "$build/tools/ufi_perf" -p "$p" -e "$type" -t tag_lat -s 8 -n "$iters" --csv 127.0.0.1 2>/dev/null |
+    awk -F, 'NR == 2 { print $5 }'
+  wait "$srv" 2>/dev/null || true
+}
+# Raw UCT's one-way active-message latency over tcp on loopback (us): the transport's floor.
+uct_tcp_lat() {
+  local p
+  p=$(port)
+  timeout 120 ucx_perftest -p "$p" >/dev/null 2>&1 &
+  local srv=$!
+  sleep 0.3
+  timeout 120 ucx_perftest 127.0.0.1 -p "$p" -t am_lat -x tcp -d lo -s 8 -n "$iters" 2>&1 |
+    awk '/Final:/ { print $4 }'
+  wait "$srv" 2>/dev/null || true
+}
 
 printf '%5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s %9s %6s\n' round rdm_us msg_us msg/rdm tcp_us ufi_tcp ufi/tcp \
   tcp_conn ufi_conn ufi/tcp ufi_tconn ufi/tcp
@@ -57,4 +84,10 @@ for i in $(seq "$rounds"); do
   cutcp=$(UFI_TLS=tcp "$connect_ufi" 100 | median_us)
   awk -v i="$i" -v r="$rdm" -v m="$msg" -v lt="$ltcp" -v ut="$utcp" -v ct="$ctcp" -v cu="$cufi" -v cut="$cutcp" 'BEGIN {
     printf "%5d | %9s %9s %6.2f | %9s %9s %6.2f | %9s %9s %6.2f %9s %6.2f\n", i, r, m, m / r, lt, ut, ut / lt, ct, cu, cu / ct, cut, cut / ct }'
+  prdm=$(perf_lat rdm)
+  pmsg=$(perf_lat msg)
+  ptcp=$(perf_lat msg UFI_TLS=tcp)
+  uct=$(uct_tcp_lat)
+  awk -v r="$prdm" -v m="$pmsg" -v t="$ptcp" -v u="$uct" -v lt="$ltcp" 'BEGIN {
+    printf "      ufi_perf tag_lat: rdm %s us, msg %s us, msg/rdm %.2f | msg over tcp %s us, UCT am_lat tcp %s us: ufi/UCT %.2f, libfabric tcp (above)/UCT %.2f\n", r, m, m / r, t, u, t / u, lt / u }'
 done

@@ -1,6 +1,8 @@
-// ufi_perf's side of the fabric, through the public API only: one RDM endpoint with its AV
-// and CQ (FI_THREAD_DOMAIN: one thread drives it), the peer inserted from the address the
-// other side sent, and buffers for the largest message.
+// ufi_perf's side of the fabric, through the public API only: one endpoint with its CQ
+// (FI_THREAD_DOMAIN: one thread drives it) and buffers for the largest message. An RDM
+// endpoint has an AV and the peer inserted from the address the other side sent; a connected
+// (FI_EP_MSG) endpoint has an EQ and is connected through the server's passive endpoint,
+// whose name the other side sent, and names its peer FI_ADDR_NOTAVAIL.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -25,6 +27,13 @@ class Endpoint {
 
     // `rma`: the endpoint also does RMA (FI_RMA), into a window register_window() makes.
     bool open(bool rma, std::string &error);
+    // FI_EP_MSG, server: a passive endpoint listening on a port the kernel picks (its name,
+    // a socket address, is listen_name()); accept() then takes one connection request.
+    bool listen(bool rma, std::string &error);
+    std::vector<uint8_t> listen_name() const;
+    bool accept(int timeout_ms, std::string &error);
+    // FI_EP_MSG, client: an endpoint connected to the passive endpoint named `server`.
+    bool connect(bool rma, const std::vector<uint8_t> &server, int timeout_ms, std::string &error);
     // Registers a window of `size` bytes peers read and write (FI_REMOTE_READ |
     // FI_REMOTE_WRITE); its key and the address peers name its first byte with.
     bool register_window(size_t size, std::string &error);
@@ -51,12 +60,19 @@ class Endpoint {
     bool poll(std::string &error);
 
   private:
+    bool open_fabric(bool rma, fi_ep_type type, std::string &error);
+    bool open_endpoint(std::string &error);  // on info_, bound to cq_ and av_ or eq_
+    // Reads eq_ until `event` comes; false on an error event or after `timeout_ms`.
+    bool wait_event(uint32_t event, fi_eq_cm_entry &entry, int timeout_ms, std::string &error);
+
     fi_info *info_ = nullptr;
     fid_fabric *fabric_ = nullptr;
     fid_domain *domain_ = nullptr;
     fid_av *av_ = nullptr;
     fid_cq *cq_ = nullptr;
     fid_ep *ep_ = nullptr;
+    fid_eq *eq_ = nullptr;     // FI_EP_MSG
+    fid_pep *pep_ = nullptr;   // FI_EP_MSG, server
     fi_addr_t peer_ = FI_ADDR_UNSPEC;
     std::vector<uint8_t> window_;
     fid_mr *window_mr_ = nullptr;

@@ -23,8 +23,10 @@ struct Setup {
     uint64_t warmup;
     uint32_t window;
     uint32_t nsizes;
+    uint32_t ep_type;
+    uint32_t reserved;
 };
-constexpr uint32_t kMagic = 0x75667031;  // "ufp1"
+constexpr uint32_t kMagic = 0x75667032;  // "ufp2"
 
 int fail(const char *what, const std::string &error) {
     std::fprintf(stderr, "ufi_perf: %s: %s\n", what, error.c_str());
@@ -63,13 +65,15 @@ int main(int argc, char **argv) {
     // The client's test setup wins.
     if (client) {
         const Setup s{kMagic, static_cast<uint32_t>(o.test), o.iters, o.warmup, o.window,
-                      static_cast<uint32_t>(o.sizes.size())};
+                      static_cast<uint32_t>(o.sizes.size()), static_cast<uint32_t>(o.ep_type), 0};
         if (!oob.send(&s, sizeof s) || !oob.send(o.sizes.data(), o.sizes.size() * sizeof(size_t)))
             return fail("address exchange", "the server left");
     } else {
         Setup s{};
-        if (!oob.recv(&s, sizeof s) || s.magic != kMagic || s.nsizes == 0 || s.nsizes > 4096)
-            return fail("address exchange", "the client is not ufi_perf");
+        if (!oob.recv(&s, sizeof s) || s.magic != kMagic || s.nsizes == 0 || s.nsizes > 4096 ||
+            s.ep_type > static_cast<uint32_t>(EpType::Msg))
+            return fail("address exchange", "the client is not this version of ufi_perf");
+        o.ep_type = static_cast<EpType>(s.ep_type);
         o.test = static_cast<Test>(s.test);
         o.iters = s.iters;
         o.warmup = s.warmup;
@@ -80,12 +84,27 @@ int main(int argc, char **argv) {
     }
 
     Endpoint ep;
-    if (!ep.open(is_rma(o.test), error)) return fail("opening the endpoint", error);
-    std::vector<uint8_t> peer;
-    if (!oob.send_blob(ep.name()) || !oob.recv_blob(peer)) {
-        return fail("address exchange", "the peer left");
+    if (o.ep_type == EpType::Msg) {
+        // The server's passive endpoint's name goes over the out-of-band channel; the
+        // connection itself is libfabric's (fi_connect, fi_accept).
+        if (client) {
+            std::vector<uint8_t> server;
+            if (!oob.recv_blob(server)) return fail("address exchange", "the server left");
+            if (!ep.connect(is_rma(o.test), server, kConnectTimeoutS * 1000, error))
+                return fail("connecting", error);
+        } else {
+            if (!ep.listen(is_rma(o.test), error)) return fail("listening", error);
+            if (!oob.send_blob(ep.listen_name())) return fail("address exchange", "the client left");
+            if (!ep.accept(kConnectTimeoutS * 1000, error)) return fail("accepting", error);
+        }
+    } else {
+        if (!ep.open(is_rma(o.test), error)) return fail("opening the endpoint", error);
+        std::vector<uint8_t> peer;
+        if (!oob.send_blob(ep.name()) || !oob.recv_blob(peer)) {
+            return fail("address exchange", "the peer left");
+        }
+        if (!ep.insert_peer(peer, error)) return fail("address exchange", error);
     }
-    if (!ep.insert_peer(peer, error)) return fail("address exchange", error);
     // RMA tests: each side's window for the largest size, and the peer's key and address.
     RemoteWindow remote;
     if (is_rma(o.test)) {

@@ -24,6 +24,8 @@ const char *test_name(Test t) {
     return "?";
 }
 
+const char *ep_type_name(EpType t) { return t == EpType::Msg ? "msg" : "rdm"; }
+
 bool is_latency(Test t) {
     return t == Test::TagLat || t == Test::MsgLat || t == Test::PutLat || t == Test::GetLat ||
            t == Test::FaddLat;
@@ -80,6 +82,8 @@ const char *usage() {
            "  -w WARMUP  warm-up iterations per size (default 1000)\n"
            "  -W WINDOW  bandwidth tests: messages in flight (default 64)\n"
            "  -p PORT    TCP port of the address exchange (default 13337)\n"
+           "  -e TYPE    endpoint type: rdm (default) or msg (connected endpoints: the\n"
+           "             server listens on a passive endpoint, the client connects)\n"
            "  --csv      comma-separated output\n"
            "  --json     one JSON object per result per line\n"
            "  --procs N  N processes of this host (2 to 64), started by ufi_perf, measure\n"
@@ -152,6 +156,15 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
                 return false;
             }
             o.procs = static_cast<uint32_t>(v);
+        } else if (!std::strcmp(a, "-e")) {
+            const char *t = value("-e");
+            if (t == nullptr) return false;
+            if (!std::strcmp(t, "rdm")) o.ep_type = EpType::Rdm;
+            else if (!std::strcmp(t, "msg")) o.ep_type = EpType::Msg;
+            else {
+                error = std::string("unknown endpoint type \"") + t + "\" (rdm, msg)";
+                return false;
+            }
         } else if (!std::strcmp(a, "-t")) {
             const char *t = value("-t");
             if (t == nullptr) return false;
@@ -221,6 +234,10 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
             error = std::string("unexpected argument ") + a;
             return false;
         }
+    }
+    if (o.procs != 0 && o.ep_type != EpType::Rdm) {
+        error = "--procs measures RDM endpoints only";
+        return false;
     }
     if (o.iters == 0) {
         error = "-n must be at least 1";

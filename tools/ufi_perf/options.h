@@ -8,6 +8,7 @@
 //   -w WARMUP iterations before measuring                   (1000)
 //   -W WINDOW bandwidth tests: messages in flight           (64)
 //   -p PORT   TCP port of the address exchange              (13337)
+//   -e TYPE   rdm | msg: the endpoint type (msg: connected)  (rdm)
 //   --csv / --json   output format (table by default)
 //   --procs N        N processes of this host measure together (group.h), no SERVER
 // Transports are chosen by UFI_TLS / UFI_NET_DEVICES, as for any ufi program.
@@ -22,6 +23,7 @@ namespace ufi::perf {
 
 enum class Test { TagLat, TagBw, MsgLat, MsgBw, PutLat, PutBw, GetLat, GetBw, FaddLat, FaddRate };
 enum class Format { Table, Csv, Json };
+enum class EpType { Rdm, Msg };
 
 struct Options {
     Test test = Test::TagLat;
@@ -31,6 +33,7 @@ struct Options {
     uint32_t window = 64;
     uint16_t port = 13337;
     Format format = Format::Table;
+    EpType ep_type = EpType::Rdm;
     std::string server;  // empty: this is the server
     uint32_t procs = 0;  // --procs N: a group of N processes of this host (group.h); 0: a pair
     // fadd_lat / fadd_rate: the fetching atomic and its datatype (-o, -D; FI_SUM on FI_UINT64
@@ -40,6 +43,7 @@ struct Options {
 };
 
 const char *test_name(Test t);
+const char *ep_type_name(EpType t);
 // The element size of o's atomic datatype (fadd tests).
 size_t atomic_size(const Options &o);
 bool is_latency(Test t);
