@@ -14,6 +14,7 @@ packages=(
   libfabric-bin                 # compat tests: Debian's fi_info / fi_pingpong against our libfabric.so.1
   iproute2                      # network-namespace tests
   openmpi-bin libopenmpi-dev    # MPI tests: Open MPI's OFI MTL and BTL over our libfabric.so.1
+  libpmix-dev                   # ufi_perf as a group under mpirun (names through PMIx)
   groff-base man-db bsdextrautils  # man pages: rendered and checked for warnings (groff, man -l, col)
   clang libclang-rt-14-dev      # libFuzzer harnesses (scripts/fuzz.sh)
 )

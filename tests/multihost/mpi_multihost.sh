@@ -3,7 +3,8 @@
 # host 1 and starts host 2's daemon through its rsh launcher pointed at the test bed
 # (plm_rsh_agent: a script that enters host N's namespaces for "mhN"). The ranks run the MPI
 # test programs (tests/mpi) through the OFI MTL on ufi's compat libfabric.so.1, with ufi's
-# default transport selection, which must choose tcp between the two hosts.
+# default transport selection, which must choose tcp between the two hosts. A program named
+# ufi_perf (not MPI) runs its group through mpirun's PMIx server instead (-n 300).
 # Usage: mpi_multihost.sh <compat dir> <program>...   (77 = skipped)
 set -uo pipefail
 compat_dir=$1
@@ -34,8 +35,10 @@ for program in "$@"; do
   extra=()
   # One-sided through ufi as well: osc rdma over the OFI BTL (as tests/mpi runs it).
   [ "$(basename "$program")" = mpi_one_sided ] && extra=(--mca osc rdma --mca btl ofi,self)
+  args=()
+  [ "$(basename "$program")" = ufi_perf ] && args=(-n 300)
   mh_on 1 timeout -k 5 240 mpirun "${mpirun_args[@]}" "${extra[@]}" -x LD_LIBRARY_PATH="$compat_dir" \
-    -x FI_LOG_LEVEL=warn -x UFI_LOG_LEVEL=info -x UFI_PROTO_INFO=y "$program" >"$log" 2>&1
+    -x FI_LOG_LEVEL=warn -x UFI_LOG_LEVEL=info -x UFI_PROTO_INFO=y "$program" "${args[@]}" >"$log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || { grep -v '<debug>' "$log" | tail -50; fail "$(basename "$program") across two hosts: exit $rc"; }
   lanes=$(grep -o 'active messages over [a-z]*/[A-Za-z0-9]*' "$log" | sort -u | tr '\n' ';')
@@ -48,6 +51,9 @@ for program in "$@"; do
   case "$lanes" in
     *posix* | *sysv* | *cma*) fail "$(basename "$program"): shared memory between hosts ('$lanes')" ;;
   esac
+  if [ "$(basename "$program")" = ufi_perf ]; then
+    grep -q "2 processes (started by a PMIx launcher" "$log" || { tail -20 "$log"; fail "ufi_perf printed no group report"; }
+  fi
   echo "ok: $(basename "$program") on mh1 and mh2 over ${lanes}"
   grep -v 'libfabric:' "$log" | tail -3
 done

@@ -2,6 +2,7 @@
 #include "group.h"
 
 #include "endpoint.h"
+#include "group_channel.h"
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -76,52 +78,69 @@ double now_s() {
 
 class Member {
   public:
-    Member(int rank, int n, int fd, const Options &o) : rank_(rank), n_(n), fd_(fd), o_(o) {}
+    Member(GroupChannel &ch, const Options &o) : rank_(ch.rank()), n_(ch.size()), ch_(ch), o_(o) {}
 
-    int run() {
+    // `reports`: every process's figures at each report, where the channel hands them over.
+    int run(std::vector<std::vector<double>> &reports) {
         std::string error;
         if (!ep_.open(false, error)) return fail("opening the endpoint", error);
-        if (!write_blob(fd_, ep_.name())) return fail("the launcher", "left");
+        std::vector<std::vector<uint8_t>> names;
+        if (!ch_.exchange_names(ep_.name(), names, error)) return fail("address exchange", error);
+        if (names.size() != static_cast<size_t>(n_)) return fail("address exchange", "names missing");
         peers_.resize(n_);
         for (int r = 0; r < n_; ++r) {
-            std::vector<uint8_t> name;
-            if (!read_blob(fd_, name)) return fail("the launcher", "sent no names");
-            if (!ep_.insert(name, peers_[r], error)) return fail("address exchange", error);
+            if (!ep_.insert(names[r], peers_[r], error)) return fail("address exchange", error);
         }
         got_.assign(pairs() + 8, 0);
         from_.assign(n_, 0);
         if (!post_slots(error)) return fail("posting receives", error);
+        const std::function<bool()> progress = [this] { return drain(progress_error_); };
+        auto barrier = [&] {
+            if (ch_.barrier(progress, error)) return true;
+            if (!progress_error_.empty()) error = progress_error_;
+            return false;
+        };
+        auto report = [&](double v) {
+            std::vector<double> all;
+            if (!ch_.report(v, progress, all, error)) {
+                if (!progress_error_.empty()) error = progress_error_;
+                return false;
+            }
+            if (!all.empty()) reports.push_back(std::move(all));
+            return true;
+        };
         // 1. Every pair's 8-byte one-way latency, one pair at a time.
         uint64_t pair = 0;
         for (int i = 0; i < n_; ++i) {
             for (int j = i + 1; j < n_; ++j) {
-                if (!barrier()) return fail("the launcher", "left");
+                if (!barrier()) return fail("waiting for the group", error);
                 double lat = 0;
                 ++pair;
                 if ((rank_ == i || rank_ == j) && !pingpong(rank_ == i ? j : i, rank_ == i, pair, lat, error))
                     return fail("latency", error);
-                if (rank_ == i && !write_all(fd_, &lat, sizeof lat)) return fail("the launcher", "left");
+                if (!report(rank_ == i ? lat : 0)) return fail("reporting", error);
             }
         }
         // 2. 8-byte message rate with one peer: pairs (0,1), (2,3), ... at once.
-        if (!barrier()) return fail("the launcher", "left");
+        if (!barrier()) return fail("waiting for the group", error);
         double rate = 0;
         const int partner = (rank_ % 2 == 0) ? rank_ + 1 : rank_ - 1;
         if (partner < n_ && !stream(partner, rank_ % 2 == 0, 8, o_.iters * 10, kTagRate, rate, error))
             return fail("message rate, one peer", error);
-        if (!write_all(fd_, &rate, sizeof rate)) return fail("the launcher", "left");
+        if (!report(rate)) return fail("reporting", error);
         // 3. 8-byte message rate with every peer, all at once.
-        if (!barrier()) return fail("the launcher", "left");
+        if (!barrier()) return fail("waiting for the group", error);
         if (!all_to_all(o_.iters, rate, error)) return fail("message rate, every peer", error);
-        if (!write_all(fd_, &rate, sizeof rate)) return fail("the launcher", "left");
+        if (!report(rate)) return fail("reporting", error);
         // 4. Bandwidth, pairs at once, at the largest -s size (1 MiB when -s is 8).
-        if (!barrier()) return fail("the launcher", "left");
+        if (!barrier()) return fail("waiting for the group", error);
         const size_t size = bw_size();
+        rate = 0;  // (the odd process out of an odd group has no partner: it adds nothing)
         if (partner < n_ &&
             !stream(partner, rank_ % 2 == 0, size, std::max<uint64_t>(200, o_.iters / 20), kTagBw, rate, error))
             return fail("bandwidth", error);
-        if (!write_all(fd_, &rate, sizeof rate)) return fail("the launcher", "left");
-        if (!barrier()) return fail("the launcher", "left");  // nobody closes early
+        if (!report(rate)) return fail("reporting", error);
+        if (!barrier()) return fail("waiting for the group", error);  // nobody closes early
         return 0;
     }
 
@@ -134,23 +153,6 @@ class Member {
     int fail(const char *what, const std::string &why) {
         std::fprintf(stderr, "ufi_perf --procs: rank %d: %s: %s\n", rank_, what, why.c_str());
         return 1;
-    }
-
-    // Waits for every process, progressing the endpoint meanwhile: under manual progress a
-    // message injected last may still sit in this process's send queue, and only progress
-    // sends it (a barrier that blocked on the socket left its peer waiting for it). Between
-    // progress calls it sleeps on the socket for a millisecond, so that processes waiting
-    // here leave the cores to the pair being measured (more processes than cores).
-    bool barrier() {
-        uint8_t b = 1;
-        if (!write_all(fd_, &b, 1)) return false;
-        const double deadline = now_s() + kTimeoutMs / 1000.0;
-        std::string error;
-        for (;;) {
-            pollfd pfd{fd_, POLLIN, 0};
-            if (::poll(&pfd, 1, 1) > 0) return read_all(fd_, &b, 1);
-            if (!drain(error) || now_s() > deadline) return false;
-        }
     }
 
     // Receives kept posted for small messages from anyone, any tag: slot i's context is &slot_[i].
@@ -352,8 +354,10 @@ class Member {
     uint64_t all_phase() const { return pairs() + 3; }
     uint64_t bw_ack_phase() const { return pairs() + 4; }
 
-    int rank_, n_, fd_;
+    int rank_, n_;
+    GroupChannel &ch_;
     const Options &o_;
+    std::string progress_error_;  // why a progress call made by the channel failed
     Endpoint ep_;
     std::vector<fi_addr_t> peers_;
     std::vector<uint64_t> slot_;
@@ -364,12 +368,57 @@ class Member {
     double inject_since_ = 0;
 };
 
-// ---- the launcher -----------------------------------------------------------------------------
+// ---- a process's side of the socket to ufi_perf's launcher --------------------------------------
 
-struct Results {
-    std::vector<double> pair_lat;  // i < j order
-    double rate_one = 0, rate_all = 0, bw = 0;
+class SocketChannel final : public GroupChannel {
+  public:
+    SocketChannel(int rank, int n, int fd) : rank_(rank), n_(n), fd_(fd) {}
+    int rank() const override { return rank_; }
+    int size() const override { return n_; }
+
+    bool exchange_names(const std::vector<uint8_t> &mine, std::vector<std::vector<uint8_t>> &all,
+                        std::string &error) override {
+        all.assign(n_, {});
+        if (!write_blob(fd_, mine)) return left(error);
+        for (auto &name : all) {
+            if (!read_blob(fd_, name)) return left(error);
+        }
+        return true;
+    }
+
+    // Between progress calls it sleeps on the socket for a millisecond, so that processes
+    // waiting here leave the cores to the pair being measured (more processes than cores).
+    bool barrier(const std::function<bool()> &progress, std::string &error) override {
+        uint8_t b = 1;
+        if (!write_all(fd_, &b, 1)) return left(error);
+        const double deadline = now_s() + kTimeoutMs / 1000.0;
+        for (;;) {
+            pollfd pfd{fd_, POLLIN, 0};
+            if (::poll(&pfd, 1, 1) > 0) return read_all(fd_, &b, 1) || left(error);
+            if (!progress()) return false;
+            if (now_s() > deadline) {
+                error = "the group did not meet within " + std::to_string(kTimeoutMs / 1000) + " s";
+                return false;
+            }
+        }
+    }
+
+    // (The launcher gathers and prints: `all` stays empty here.)
+    bool report(double value, const std::function<bool()> &, std::vector<double> &all,
+                std::string &error) override {
+        all.clear();
+        return write_all(fd_, &value, sizeof value) || left(error);
+    }
+
+  private:
+    static bool left(std::string &error) {
+        error = "the launcher left";
+        return false;
+    }
+    int rank_, n_, fd_;
 };
+
+// ---- the launcher -----------------------------------------------------------------------------
 
 bool gather_barrier(const std::vector<int> &fds) {
     uint8_t b = 0;
@@ -382,17 +431,17 @@ bool gather_barrier(const std::vector<int> &fds) {
     return true;
 }
 
-bool sum_results(const std::vector<int> &fds, double &sum) {
-    sum = 0;
-    for (int fd : fds) {
-        double v = 0;
-        if (!read_all(fd, &v, sizeof v)) return false;
-        sum += v;
+bool gather_report(const std::vector<int> &fds, std::vector<std::vector<double>> &reports) {
+    std::vector<double> all(fds.size());
+    for (size_t i = 0; i < fds.size(); ++i) {
+        if (!read_all(fds[i], &all[i], sizeof(double))) return false;
     }
+    reports.push_back(std::move(all));
     return true;
 }
 
-bool lead(const std::vector<int> &fds, Results &r) {
+// The launcher's side of the members' run(): names, then a barrier and a report per phase.
+bool lead(const std::vector<int> &fds, std::vector<std::vector<double>> &reports) {
     const int n = static_cast<int>(fds.size());
     std::vector<std::vector<uint8_t>> names(n);
     for (int i = 0; i < n; ++i) {
@@ -403,21 +452,47 @@ bool lead(const std::vector<int> &fds, Results &r) {
             if (!write_blob(fd, name)) return false;
         }
     }
-    for (int i = 0; i < n; ++i) {
-        for (int j = i + 1; j < n; ++j) {
-            if (!gather_barrier(fds)) return false;
-            double lat = 0;
-            if (!read_all(fds[i], &lat, sizeof lat)) return false;
-            r.pair_lat.push_back(lat);
-        }
+    const int phases = n * (n - 1) / 2 + 3;  // every pair's latency, two rates, bandwidth
+    for (int k = 0; k < phases; ++k) {
+        if (!gather_barrier(fds) || !gather_report(fds, reports)) return false;
     }
-    if (!gather_barrier(fds) || !sum_results(fds, r.rate_one)) return false;
-    if (!gather_barrier(fds) || !sum_results(fds, r.rate_all)) return false;
-    if (!gather_barrier(fds) || !sum_results(fds, r.bw)) return false;
     return gather_barrier(fds);
 }
 
-void print(const Options &o, int n, size_t bw_size, const Results &r) {
+// ---- the figures --------------------------------------------------------------------------------
+
+// The reports in the order members make them: one per pair (i < j, the latency measured by
+// i), then message rate with one peer, with every peer, and bandwidth (summed over processes).
+struct GroupResults {
+    std::vector<double> pair_lat;
+    double rate_one = 0, rate_all = 0, bw = 0;
+};
+
+bool summarize(int n, const std::vector<std::vector<double>> &reports, GroupResults &out) {
+    const size_t pairs = static_cast<size_t>(n) * static_cast<size_t>(n - 1) / 2;
+    if (reports.size() != pairs + 3) return false;
+    for (const auto &r : reports) {
+        if (r.size() != static_cast<size_t>(n)) return false;
+    }
+    out = GroupResults{};
+    size_t k = 0;
+    for (int i = 0; i < n; ++i) {
+        for (int j = i + 1; j < n; ++j) out.pair_lat.push_back(reports[k++][i]);
+    }
+    auto sum = [](const std::vector<double> &v) {
+        double s = 0;
+        for (double x : v) s += x;
+        return s;
+    };
+    out.rate_one = sum(reports[pairs]);
+    out.rate_all = sum(reports[pairs + 1]);
+    out.bw = sum(reports[pairs + 2]);
+    return true;
+}
+
+void print_group(const Options &o, int n, const char *launcher, const GroupResults &r) {
+    const size_t m = *std::max_element(o.sizes.begin(), o.sizes.end());
+    const size_t bw_size = m <= 8 ? size_t{1} << 20 : m;
     double avg = 0, max = 0;
     for (double l : r.pair_lat) {
         avg += l;
@@ -430,18 +505,34 @@ void print(const Options &o, int n, size_t bw_size, const Results &r) {
         std::printf("pair_lat_avg,%d,%.4f,us\npair_lat_max,%d,%.4f,us\n", n, avg, n, max);
         std::printf("rate_one_peer,%d,%.1f,msg/s\nrate_every_peer,%d,%.1f,msg/s\n", n, r.rate_one, n, r.rate_all);
         std::printf("bw_pairs,%d,%.1f,MB/s\n", n, r.bw);
+        std::fflush(stdout);
         return;
     }
-    std::printf("ufi_perf --procs %d (one host; each process its own endpoint)\n", n);
+    std::printf("ufi_perf: %d processes (%s; each process its own endpoint)\n", n, launcher);
     std::printf("  8 B one-way latency, every pair in turn (%zu pairs): average %.3f us, slowest pair %.3f us\n",
                 r.pair_lat.size(), avg, max);
     std::printf("  8 B message rate, one peer each (%d pairs at once): %.2f M msg/s in all\n", pairs,
                 r.rate_one / 1e6);
     std::printf("  8 B message rate, every peer at once: %.2f M msg/s in all\n", r.rate_all / 1e6);
     std::printf("  %zu B bandwidth, one peer each (%d pairs at once): %.0f MB/s in all\n", bw_size, pairs, r.bw);
+    std::fflush(stdout);
 }
 
 }  // namespace
+
+int run_member(GroupChannel &ch, const Options &o, const char *launcher) {
+    Member m(ch, o);
+    std::vector<std::vector<double>> reports;
+    const int rc = m.run(reports);
+    if (rc != 0 || reports.empty()) return rc;
+    GroupResults r;
+    if (!summarize(ch.size(), reports, r)) {
+        std::fprintf(stderr, "ufi_perf: the group's reports do not add up\n");
+        return 1;
+    }
+    print_group(o, ch.size(), launcher, r);
+    return 0;
+}
 
 int run_group(const Options &o) {
     const int n = static_cast<int>(o.procs);
@@ -461,8 +552,8 @@ int run_group(const Options &o) {
         if (pid == 0) {
             ::close(sv[0]);
             for (int fd : fds) ::close(fd);
-            Member m(rank, n, sv[1], o);
-            const int rc = m.run();
+            SocketChannel ch(rank, n, sv[1]);
+            const int rc = run_member(ch, o, "");
             std::fflush(stdout);
             ::_exit(rc);
         }
@@ -470,8 +561,8 @@ int run_group(const Options &o) {
         fds.push_back(sv[0]);
         pids.push_back(pid);
     }
-    Results r;
-    const bool ok = lead(fds, r);
+    std::vector<std::vector<double>> reports;
+    const bool ok = lead(fds, reports);
     int status = ok ? 0 : 1;
     for (int fd : fds) ::close(fd);
     for (pid_t pid : pids) {
@@ -483,8 +574,12 @@ int run_group(const Options &o) {
         std::fprintf(stderr, "ufi_perf --procs: a process failed (its line above says why)\n");
         return 1;
     }
-    const size_t m = *std::max_element(o.sizes.begin(), o.sizes.end());
-    print(o, n, m <= 8 ? size_t{1} << 20 : m, r);
+    GroupResults r;
+    if (!summarize(n, reports, r)) {
+        std::fprintf(stderr, "ufi_perf --procs: the group's reports do not add up\n");
+        return 1;
+    }
+    print_group(o, n, "started by ufi_perf --procs on this host", r);
     return 0;
 }
 

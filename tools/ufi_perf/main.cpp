@@ -55,6 +55,15 @@ int main(int argc, char **argv) {
         }
         return run_group(o);
     }
+    if (launched_by_pmix()) {
+        // mpirun -np N ufi_perf: every process started by the launcher is one of the group.
+        if (!o.server.empty() || o.ep_type != EpType::Rdm) {
+            std::fprintf(stderr, "ufi_perf: under mpirun the processes measure as a group of RDM "
+                                 "endpoints: give no SERVER and no -e msg\n");
+            return 2;
+        }
+        return run_pmix_group(o);
+    }
     const bool client = !o.server.empty();
 
     Oob oob;

@@ -90,6 +90,9 @@ const char *usage() {
            "             together: 8 B latency of every pair in turn, 8 B message rate with\n"
            "             one peer each and with every peer, bandwidth of pairs (the largest\n"
            "             -s, 1 MiB by default); -n scales each; no SERVER\n"
+           "Under mpirun (`mpirun -np N ufi_perf [options]`, any PMIx launcher) the\n"
+           "processes it started, on any hosts, run the --procs group: names and figures\n"
+           "go through PMIx, rank 0 prints.\n"
            "Transports: UFI_TLS, UFI_NET_DEVICES (as for every ufi program).\n";
 }
 
