@@ -2,11 +2,14 @@
 #include "transports/cm/connection_manager.h"
 
 #include "base/log/log.h"
+#include "transports/iface/abortive_close.h"
 #include "transports/ucs_status.h"
 
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
 #include <ucs/sys/sock.h>
+
+#include <netinet/in.h>
 
 #include <cstring>
 #include <thread>
@@ -56,6 +59,7 @@ struct ConnState {
     bool peer_gone = false;      // the peer disconnected: our uct_ep_disconnect is due
     bool disconnect_called = false;  // uct_ep_disconnect was called (once only: UCT logs an
                                      // error on a second call)
+    bool callback_seen = false;  // UCT's disconnect callback fired (never cleared)
     bool up = false;             // connected (client: notified; server: accepted)
     bool ended = false;          // disconnected (either way) or failed
 };
@@ -63,6 +67,12 @@ struct ConnState {
 }  // namespace detail
 
 namespace {
+
+uint16_t port_of(const sockaddr *sa) noexcept {
+    if (sa->sa_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in *>(sa)->sin_port);
+    if (sa->sa_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6 *>(sa)->sin6_port);
+    return 0;
+}
 
 std::vector<uint8_t> private_data_of(const uct_cm_remote_data_t *remote) {
     std::vector<uint8_t> out;
@@ -187,6 +197,7 @@ void on_disconnect(uct_ep_h, void *arg) {
         report = !s->ended;
         s->ended = true;
         s->peer_gone = true;
+        s->callback_seen = true;
     }
     if (report) {
         CmEvent e;
@@ -343,6 +354,11 @@ Status ConnectionManager::connect(const sockaddr *addr, socklen_t len, const soc
     if (local != nullptr) {
         params.field_mask |= UCT_EP_PARAM_FIELD_LOCAL_SOCKADDR;
         params.local_sockaddr = &local_sa;
+        c->bound_port_ = port_of(local);
+        if (len <= sizeof c->peer_) {
+            std::memcpy(&c->peer_, addr, len);
+            c->peer_len_ = len;
+        }
     }
     std::lock_guard<std::mutex> lock(mu_);
     uct_ep_h ep = nullptr;
@@ -490,9 +506,50 @@ Status CmConnection::disconnect() {
         state_->ended = true;
         state_->disconnect_called = true;
     }
-    std::lock_guard<std::mutex> lock(cm_->mu_);
-    const ucs_status_t s = uct_ep_disconnect(ep_.get(), 0);
-    return s == UCS_ERR_NOT_CONNECTED ? kOk : status_of(s);
+    bool reset;
+    ucs_status_t s;
+    {
+        std::lock_guard<std::mutex> lock(cm_->mu_);
+        reset = reset_if_bound();
+        s = uct_ep_disconnect(ep_.get(), 0);
+    }
+    if (reset) await_own_callback();
+    return s == UCS_ERR_NOT_CONNECTED || s == UCS_ERR_CONNECTION_RESET ? kOk : status_of(s);
+}
+
+bool CmConnection::reset_if_bound() {
+    if (bound_port_ == 0 || peer_len_ == 0) return false;
+    {
+        std::lock_guard<std::mutex> lock(state_->queue.mu);
+        if (state_->callback_seen) return false;  // (the peer ended it: nothing to reset)
+    }
+    const unsigned n = reset_connections(bound_port_, reinterpret_cast<const sockaddr *>(&peer_),
+                                         peer_len_);
+    UFI_LOG_DEBUG(Subsys::EpCtrl,
+                  "connection manager: reset {} connection(s) from bound port {} (no TIME_WAIT)",
+                  n, bound_port_);
+    return n != 0;
+}
+
+// The reset raises an error event on the socket. UCS's async thread may have queued it as
+// "missed" (a UCT call of ours held the context), and a missed event delivered after the
+// socket closed goes to whatever socket takes its number next (UCT then fails that
+// connection). So the event is delivered now, while the socket is still this endpoint's: UCT
+// handles it as the end of the connection and calls our disconnect callback.
+void CmConnection::await_own_callback() noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(state_->queue.mu);
+            if (state_->callback_seen) return;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            UFI_LOG_DEBUG(Subsys::EpCtrl, "connection manager: UCT did not report the reset within 200 ms");
+            return;
+        }
+        cm_->progress();
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
 }
 
 bool CmConnection::await_peer_close(std::chrono::milliseconds bound) noexcept {
@@ -520,8 +577,14 @@ CmConnection::~CmConnection() {
         state_->ended = true;
         state_->disconnect_called = true;
     }
+    bool reset = false;
+    if (up) {
+        std::lock_guard<std::mutex> lock(cm_->mu_);
+        reset = reset_if_bound();
+        (void)uct_ep_disconnect(ep_.get(), 0);
+    }
+    if (reset) await_own_callback();
     std::lock_guard<std::mutex> lock(cm_->mu_);
-    if (up) (void)uct_ep_disconnect(ep_.get(), 0);
     ep_.reset();  // (no callback runs after uct_ep_destroy returned)
 }
 

@@ -100,7 +100,18 @@ class CmConnection {
   private:
     friend class ConnectionManager;
     CmConnection() = default;
+    // A client bound to a port the application chose resets its connection before its
+    // uct_ep_disconnect (which sends a FIN), unless the peer ended it already: the side that
+    // ends a tcp connection with the first FIN keeps its port in TIME_WAIT for a minute, and
+    // that port is one the application may listen on again (fabtests' fi_msg_sockets client
+    // binds to 9229, which its next test listens on). Whether it reset; under cm_->mu_. After
+    // a reset, await_own_callback() before the socket may close (connection_manager.cpp).
+    bool reset_if_bound();
+    void await_own_callback() noexcept;
     std::shared_ptr<ConnectionManager> cm_;
+    uint16_t bound_port_ = 0;      // client: the local port it was bound to, if any
+    sockaddr_storage peer_{};      // client: the server's address
+    socklen_t peer_len_ = 0;
     std::shared_ptr<detail::ConnState> state_;  // (outlives the handle: callbacks use it)
     CmEp ep_;
 };

@@ -19,8 +19,26 @@ namespace {
 // port is `port`. The fds are UCT's: another thread may close one meanwhile, and its number
 // may then name a new socket, which is checked afresh (a socket that is not one accepted on
 // `port` is never touched).
+bool same_address(const sockaddr_storage &a, const sockaddr *b, socklen_t b_len) noexcept {
+    if (a.ss_family != b->sa_family) return false;
+    if (a.ss_family == AF_INET && b_len >= sizeof(sockaddr_in)) {
+        const auto *x = reinterpret_cast<const sockaddr_in *>(&a);
+        const auto *y = reinterpret_cast<const sockaddr_in *>(b);
+        return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    if (a.ss_family == AF_INET6 && b_len >= sizeof(sockaddr_in6)) {
+        const auto *x = reinterpret_cast<const sockaddr_in6 *>(&a);
+        const auto *y = reinterpret_cast<const sockaddr_in6 *>(b);
+        return x->sin6_port == y->sin6_port &&
+               std::memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
+    }
+    return false;
+}
+
+// `peer`, where given, narrows it to the sockets connected to that address.
 template <typename Each>
-void each_accepted_on(uint16_t port, Each &&each) noexcept {
+void each_accepted_on(uint16_t port, Each &&each, const sockaddr *peer_only = nullptr,
+                      socklen_t peer_only_len = 0) noexcept {
     DIR *dir = ::opendir("/proc/self/fd");
     if (dir == nullptr) return;
     const int own = ::dirfd(dir);
@@ -48,6 +66,7 @@ void each_accepted_on(uint16_t port, Each &&each) noexcept {
         sockaddr_storage peer{};
         len = sizeof peer;
         if (local != port || ::getpeername(f, reinterpret_cast<sockaddr *>(&peer), &len) != 0) continue;
+        if (peer_only != nullptr && !same_address(peer, peer_only, peer_only_len)) continue;
         each(f);
     }
     ::closedir(dir);
@@ -76,6 +95,19 @@ bool wait_for_sent_on(uint16_t port, std::chrono::milliseconds bound) noexcept {
         if (std::chrono::steady_clock::now() >= deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+}
+
+unsigned reset_connections(uint16_t local_port, const sockaddr *peer, socklen_t peer_len) noexcept {
+    unsigned n = 0;
+    each_accepted_on(
+        local_port,
+        [&](int fd) {
+            sockaddr unspec{};
+            unspec.sa_family = AF_UNSPEC;
+            n += ::connect(fd, &unspec, sizeof unspec) == 0;
+        },
+        peer, peer_len);
+    return n;
 }
 
 }  // namespace ufi::transports

@@ -10,6 +10,8 @@
 // reset drops what is unsent.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstdint>
 
@@ -22,5 +24,12 @@ unsigned close_abortively_on(uint16_t port) noexcept;
 // Waits, within `bound`, until those sockets have nothing left to send or unacknowledged
 // (SIOCOUTQ); whether that came.
 bool wait_for_sent_on(uint16_t port, std::chrono::milliseconds bound) noexcept;
+
+// Resets this process's connected tcp sockets whose local port is `local_port` and whose peer
+// is `peer` (connect with AF_UNSPEC: the kernel sends a reset and closes the connection, the
+// descriptor staying its owner's until it closes it). A connection ended this way leaves no
+// TIME_WAIT on either side, where the side that sends the first FIN keeps one for a minute.
+// Returns how many.
+unsigned reset_connections(uint16_t local_port, const sockaddr *peer, socklen_t peer_len) noexcept;
 
 }  // namespace ufi::transports

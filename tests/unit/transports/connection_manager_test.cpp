@@ -9,7 +9,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -250,6 +255,60 @@ TEST_F(ConnectionManagerTest, AListenerReopensAtOnceOnItsPort) {
                     tries, waiting, port);
     }
     EXPECT_EQ(port_of(again->address()), port);
+}
+
+// A client bound to a port the application chose (fi_connect from an endpoint that took over a
+// passive endpoint's name, as fabtests' fi_msg_sockets does) ends its connection first: the
+// connection is reset, so the port is left in no TIME_WAIT (the first FIN would keep it there
+// a minute, and the application's next listener on it, an RDM endpoint through UCT's tcp iface
+// without SO_REUSEADDR, could not bind). The server is told as for a FIN. Without the reset
+// this test sees the client's port in TIME_WAIT every time (checked by taking it out).
+TEST_F(ConnectionManagerTest, ABoundClientThatEndsFirstLeavesNoTimeWaitOnItsPort) {
+    auto listener = listen();
+    ASSERT_TRUE(listener);
+    const uint16_t server_port = port_of(listener->address());
+    uint16_t client_port;
+    {
+        auto spare = listen();  // a port that was free, and is again
+        ASSERT_TRUE(spare);
+        client_port = port_of(spare->address());
+    }
+    const sockaddr_in to = loopback(server_port), from = loopback(client_port);
+    const auto hello = pattern(32, 6);
+    std::unique_ptr<CmConnection> client;
+    ASSERT_EQ(cm_->connect(reinterpret_cast<const sockaddr *>(&to), sizeof to,
+                           reinterpret_cast<const sockaddr *>(&from), sizeof from, hello, waker_, client),
+              Status::kOk);
+    CmEvent req;
+    ASSERT_TRUE(await(*listener, req, {client.get()}));
+    ASSERT_EQ(req.kind, Kind::kRequest);
+    EXPECT_EQ(ntohs(reinterpret_cast<const sockaddr_in &>(req.peer).sin_port), client_port);
+    std::unique_ptr<CmConnection> server;
+    ASSERT_EQ(cm_->accept(*listener, req.request, pattern(8, 7), waker_, server), Status::kOk);
+    CmEvent up;
+    ASSERT_TRUE(await(*client, up, {server.get()}));
+    ASSERT_EQ(up.kind, Kind::kConnected);
+    CmEvent established;
+    ASSERT_TRUE(await(*server, established, {client.get()}));
+    ASSERT_EQ(established.kind, Kind::kEstablished);
+
+    ASSERT_EQ(client->disconnect(), Status::kOk);
+    CmEvent gone;
+    ASSERT_TRUE(await(*server, gone, {client.get()})) << "the server was not told";
+    EXPECT_EQ(gone.kind, Kind::kDisconnected);
+    EXPECT_EQ(server->disconnect(), Status::kOk);
+    client.reset();
+    server.reset();
+    // (A TIME_WAIT would show at once: the kernel makes it when the answering FIN arrives.)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(time_wait_sockets(client_port), 0) << "sockets on port " << client_port << ": "
+                                                 << sockets_on(client_port);
+    // And the port takes a listener without SO_REUSEADDR at once.
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<const sockaddr *>(&from), sizeof from), 0)
+        << std::strerror(errno) << "; sockets on port " << client_port << ": " << sockets_on(client_port);
+    ::close(fd);
 }
 
 }  // namespace
