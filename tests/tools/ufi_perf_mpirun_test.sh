@@ -23,8 +23,10 @@ for tls in default tcp; do
     awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || { echo "FAIL: $m is '$v' ($tls)"; exit 1; }
   done
 done
-out=$("${run[@]}" -np 4 "$perf" -n 300 2>&1)
+out=$("${run[@]}" -x UCX_NET_DEVICES=lo -np 4 "$perf" -n 300 --ucp 2>&1)
 grep -q "4 processes (started by a PMIx launcher" <<<"$out" || { echo "$out"; echo "FAIL: the table names no PMIx launcher"; exit 1; }
+grep -q "average .* us (UCP .* us: " <<<"$out" || { echo "$out"; echo "FAIL: --ucp under mpirun shows no UCP figure"; exit 1; }
+echo "$out"
 out=$("${run[@]}" -np 1 "$perf" 2>&1) && { echo "$out"; echo "FAIL: a job of one process ran"; exit 1; }
 grep -q "a group needs 2 or more" <<<"$out" || { echo "$out"; echo "FAIL: no reason for the one-process job"; exit 1; }
 out=$("${run[@]}" -np 2 "$perf" -e msg 2>&1) && { echo "$out"; echo "FAIL: -e msg under mpirun ran"; exit 1; }

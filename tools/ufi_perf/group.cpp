@@ -3,6 +3,7 @@
 
 #include "endpoint.h"
 #include "group_channel.h"
+#include "group_ucp.h"
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
@@ -490,47 +491,91 @@ bool summarize(int n, const std::vector<std::vector<double>> &reports, GroupResu
     return true;
 }
 
-void print_group(const Options &o, int n, const char *launcher, const GroupResults &r) {
+// The figures of a group: avg and slowest pair latency, the two rates, bandwidth.
+struct Figures {
+    double lat_avg = 0, lat_max = 0, rate_one = 0, rate_all = 0, bw = 0;
+};
+Figures figures_of(const GroupResults &r) {
+    Figures f;
+    for (double l : r.pair_lat) {
+        f.lat_avg += l;
+        f.lat_max = std::max(f.lat_max, l);
+    }
+    f.lat_avg /= static_cast<double>(std::max<size_t>(1, r.pair_lat.size()));
+    f.rate_one = r.rate_one;
+    f.rate_all = r.rate_all;
+    f.bw = r.bw;
+    return f;
+}
+
+// `ucp`, where measured (--ucp), beside ufi's: its figures and ufi's over UCP's (latency: lower
+// is better; rates and bandwidth: higher is better).
+void print_group(const Options &o, int n, const char *launcher, const GroupResults &r,
+                 const GroupResults *ucp) {
     const size_t m = *std::max_element(o.sizes.begin(), o.sizes.end());
     const size_t bw_size = m <= 8 ? size_t{1} << 20 : m;
-    double avg = 0, max = 0;
-    for (double l : r.pair_lat) {
-        avg += l;
-        max = std::max(max, l);
-    }
-    avg /= static_cast<double>(std::max<size_t>(1, r.pair_lat.size()));
+    const Figures f = figures_of(r);
+    const Figures u = ucp != nullptr ? figures_of(*ucp) : Figures{};
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     const int pairs = n / 2;
     if (o.format == Format::Csv) {
         std::printf("measure,procs,value,unit\n");
-        std::printf("pair_lat_avg,%d,%.4f,us\npair_lat_max,%d,%.4f,us\n", n, avg, n, max);
-        std::printf("rate_one_peer,%d,%.1f,msg/s\nrate_every_peer,%d,%.1f,msg/s\n", n, r.rate_one, n, r.rate_all);
-        std::printf("bw_pairs,%d,%.1f,MB/s\n", n, r.bw);
+        std::printf("pair_lat_avg,%d,%.4f,us\npair_lat_max,%d,%.4f,us\n", n, f.lat_avg, n, f.lat_max);
+        std::printf("rate_one_peer,%d,%.1f,msg/s\nrate_every_peer,%d,%.1f,msg/s\n", n, f.rate_one, n, f.rate_all);
+        std::printf("bw_pairs,%d,%.1f,MB/s\n", n, f.bw);
+        if (ucp != nullptr) {
+            std::printf("ucp_pair_lat_avg,%d,%.4f,us\nucp_pair_lat_max,%d,%.4f,us\n", n, u.lat_avg, n, u.lat_max);
+            std::printf("ucp_rate_one_peer,%d,%.1f,msg/s\nucp_rate_every_peer,%d,%.1f,msg/s\n", n, u.rate_one,
+                        n, u.rate_all);
+            std::printf("ucp_bw_pairs,%d,%.1f,MB/s\n", n, u.bw);
+            std::printf("ratio_pair_lat_avg,%d,%.3f,ufi/ucp\nratio_rate_one_peer,%d,%.3f,ufi/ucp\n", n,
+                        ratio(f.lat_avg, u.lat_avg), n, ratio(f.rate_one, u.rate_one));
+            std::printf("ratio_rate_every_peer,%d,%.3f,ufi/ucp\nratio_bw_pairs,%d,%.3f,ufi/ucp\n", n,
+                        ratio(f.rate_all, u.rate_all), n, ratio(f.bw, u.bw));
+        }
         std::fflush(stdout);
         return;
     }
-    std::printf("ufi_perf: %d processes (%s; each process its own endpoint)\n", n, launcher);
-    std::printf("  8 B one-way latency, every pair in turn (%zu pairs): average %.3f us, slowest pair %.3f us\n",
-                r.pair_lat.size(), avg, max);
-    std::printf("  8 B message rate, one peer each (%d pairs at once): %.2f M msg/s in all\n", pairs,
-                r.rate_one / 1e6);
-    std::printf("  8 B message rate, every peer at once: %.2f M msg/s in all\n", r.rate_all / 1e6);
-    std::printf("  %zu B bandwidth, one peer each (%d pairs at once): %.0f MB/s in all\n", bw_size, pairs, r.bw);
+    std::printf("ufi_perf: %d processes (%s; each process its own endpoint)%s\n", n, launcher,
+                ucp != nullptr ? "; then UCP's tag API in the same processes, ufi/UCP in brackets" : "");
+    auto beside = [&](double mine, double theirs, const char *unit, double scale) {
+        if (ucp == nullptr) return std::string();
+        char text[96];
+        std::snprintf(text, sizeof text, " (UCP %.3f%s: %.2f)", theirs / scale, unit, ratio(mine, theirs));
+        return std::string(text);
+    };
+    std::printf("  8 B one-way latency, every pair in turn (%zu pairs): average %.3f us%s, slowest pair %.3f us%s\n",
+                r.pair_lat.size(), f.lat_avg, beside(f.lat_avg, u.lat_avg, " us", 1).c_str(), f.lat_max,
+                beside(f.lat_max, u.lat_max, " us", 1).c_str());
+    std::printf("  8 B message rate, one peer each (%d pairs at once): %.2f M msg/s in all%s\n", pairs,
+                f.rate_one / 1e6, beside(f.rate_one, u.rate_one, " M", 1e6).c_str());
+    std::printf("  8 B message rate, every peer at once: %.2f M msg/s in all%s\n", f.rate_all / 1e6,
+                beside(f.rate_all, u.rate_all, " M", 1e6).c_str());
+    std::printf("  %zu B bandwidth, one peer each (%d pairs at once): %.0f MB/s in all%s\n", bw_size, pairs,
+                f.bw, beside(f.bw, u.bw, " MB/s", 1).c_str());
     std::fflush(stdout);
 }
 
 }  // namespace
 
 int run_member(GroupChannel &ch, const Options &o, const char *launcher) {
-    Member m(ch, o);
-    std::vector<std::vector<double>> reports;
-    const int rc = m.run(reports);
-    if (rc != 0 || reports.empty()) return rc;
-    GroupResults r;
-    if (!summarize(ch.size(), reports, r)) {
+    std::vector<std::vector<double>> reports, ucp_reports;
+    {
+        Member m(ch, o);  // (closed before UCP opens)
+        const int rc = m.run(reports);
+        if (rc != 0) return rc;
+    }
+    if (o.ucp) {
+        const int rc = run_ucp_member(ch, o, ucp_reports);
+        if (rc != 0) return rc;
+    }
+    if (reports.empty()) return 0;  // (another process prints)
+    GroupResults r, u;
+    if (!summarize(ch.size(), reports, r) || (o.ucp && !summarize(ch.size(), ucp_reports, u))) {
         std::fprintf(stderr, "ufi_perf: the group's reports do not add up\n");
         return 1;
     }
-    print_group(o, ch.size(), launcher, r);
+    print_group(o, ch.size(), launcher, r, o.ucp ? &u : nullptr);
     return 0;
 }
 
@@ -561,8 +606,8 @@ int run_group(const Options &o) {
         fds.push_back(sv[0]);
         pids.push_back(pid);
     }
-    std::vector<std::vector<double>> reports;
-    const bool ok = lead(fds, reports);
+    std::vector<std::vector<double>> reports, ucp_reports;
+    const bool ok = lead(fds, reports) && (!o.ucp || lead(fds, ucp_reports));
     int status = ok ? 0 : 1;
     for (int fd : fds) ::close(fd);
     for (pid_t pid : pids) {
@@ -574,12 +619,12 @@ int run_group(const Options &o) {
         std::fprintf(stderr, "ufi_perf --procs: a process failed (its line above says why)\n");
         return 1;
     }
-    GroupResults r;
-    if (!summarize(n, reports, r)) {
+    GroupResults r, u;
+    if (!summarize(n, reports, r) || (o.ucp && !summarize(n, ucp_reports, u))) {
         std::fprintf(stderr, "ufi_perf --procs: the group's reports do not add up\n");
         return 1;
     }
-    print_group(o, n, "started by ufi_perf --procs on this host", r);
+    print_group(o, n, "started by ufi_perf --procs on this host", r, o.ucp ? &u : nullptr);
     return 0;
 }
 

@@ -64,6 +64,11 @@ int main(int argc, char **argv) {
         }
         return run_pmix_group(o);
     }
+    if (o.ucp) {
+        std::fprintf(stderr, "ufi_perf: --ucp measures a group (--procs N, or under mpirun); for "
+                             "a pair, ucx_perftest gives UCP's figures\n%s", usage());
+        return 2;
+    }
     const bool client = !o.server.empty();
 
     Oob oob;

@@ -90,6 +90,9 @@ const char *usage() {
            "             together: 8 B latency of every pair in turn, 8 B message rate with\n"
            "             one peer each and with every peer, bandwidth of pairs (the largest\n"
            "             -s, 1 MiB by default); -n scales each; no SERVER\n"
+           "  --ucp      with --procs or under mpirun: the same processes then measure the\n"
+           "             same over UCP's tag API (UCX_TLS, UCX_NET_DEVICES choose its\n"
+           "             transports), printed beside ufi's with the ratios ufi/UCP\n"
            "Under mpirun (`mpirun -np N ufi_perf [options]`, any PMIx launcher) the\n"
            "processes it started, on any hosts, run the --procs group: names and figures\n"
            "go through PMIx, rank 0 prints.\n"
@@ -151,6 +154,8 @@ bool parse_options(int argc, char **argv, Options &o, std::string &error, bool &
             o.format = Format::Csv;
         } else if (!std::strcmp(a, "--json")) {
             o.format = Format::Json;
+        } else if (!std::strcmp(a, "--ucp")) {
+            o.ucp = true;
         } else if (!std::strcmp(a, "--procs")) {
             const char *n = value("--procs");
             if (n == nullptr) return false;

@@ -11,6 +11,7 @@
 //   -e TYPE   rdm | msg: the endpoint type (msg: connected)  (rdm)
 //   --csv / --json   output format (table by default)
 //   --procs N        N processes of this host measure together (group.h), no SERVER
+//   --ucp            with --procs or under mpirun: then the same over UCP, with ratios
 // Transports are chosen by UFI_TLS / UFI_NET_DEVICES, as for any ufi program.
 #pragma once
 
@@ -35,6 +36,7 @@ struct Options {
     Format format = Format::Table;
     EpType ep_type = EpType::Rdm;
     std::string server;  // empty: this is the server
+    bool ucp = false;    // --ucp: a group also measures UCP's figures (group_ucp.h)
     uint32_t procs = 0;  // --procs N: a group of N processes of this host (group.h); 0: a pair
     // fadd_lat / fadd_rate: the fetching atomic and its datatype (-o, -D; FI_SUM on FI_UINT64
     // by default, as ucx_perftest's ucp_fadd).
