@@ -77,85 +77,49 @@ double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-class Member {
+// ufi's side: one RDM endpoint, receives kept posted for small messages (counted by the phase
+// their payload names), large ones posted as they are due.
+class Member final : public GroupMeasures {
   public:
-    Member(GroupChannel &ch, const Options &o) : rank_(ch.rank()), n_(ch.size()), ch_(ch), o_(o) {}
+    Member(int rank, int n, const Options &o) : rank_(rank), n_(n), o_(o) {}
 
-    // `reports`: every process's figures at each report, where the channel hands them over.
-    int run(std::vector<std::vector<double>> &reports) {
-        std::string error;
-        if (!ep_.open(false, error)) return fail("opening the endpoint", error);
+    bool open(GroupChannel &ch, std::string &error) override {
+        if (!ep_.open(false, error)) {
+            error = "opening the endpoint: " + error;
+            return false;
+        }
         std::vector<std::vector<uint8_t>> names;
-        if (!ch_.exchange_names(ep_.name(), names, error)) return fail("address exchange", error);
-        if (names.size() != static_cast<size_t>(n_)) return fail("address exchange", "names missing");
+        if (!ch.exchange_names(ep_.name(), names, error)) return false;
+        if (names.size() != static_cast<size_t>(n_)) {
+            error = "address exchange: names missing";
+            return false;
+        }
         peers_.resize(n_);
         for (int r = 0; r < n_; ++r) {
-            if (!ep_.insert(names[r], peers_[r], error)) return fail("address exchange", error);
+            if (!ep_.insert(names[r], peers_[r], error)) return false;
         }
         got_.assign(pairs() + 8, 0);
         from_.assign(n_, 0);
-        if (!post_slots(error)) return fail("posting receives", error);
-        const std::function<bool()> progress = [this] { return drain(progress_error_); };
-        auto barrier = [&] {
-            if (ch_.barrier(progress, error)) return true;
-            if (!progress_error_.empty()) error = progress_error_;
-            return false;
-        };
-        auto report = [&](double v) {
-            std::vector<double> all;
-            if (!ch_.report(v, progress, all, error)) {
-                if (!progress_error_.empty()) error = progress_error_;
-                return false;
-            }
-            if (!all.empty()) reports.push_back(std::move(all));
-            return true;
-        };
-        // 1. Every pair's 8-byte one-way latency, one pair at a time.
-        uint64_t pair = 0;
-        for (int i = 0; i < n_; ++i) {
-            for (int j = i + 1; j < n_; ++j) {
-                if (!barrier()) return fail("waiting for the group", error);
-                double lat = 0;
-                ++pair;
-                if ((rank_ == i || rank_ == j) && !pingpong(rank_ == i ? j : i, rank_ == i, pair, lat, error))
-                    return fail("latency", error);
-                if (!report(rank_ == i ? lat : 0)) return fail("reporting", error);
-            }
-        }
-        // 2. 8-byte message rate with one peer: pairs (0,1), (2,3), ... at once.
-        if (!barrier()) return fail("waiting for the group", error);
-        double rate = 0;
-        const int partner = (rank_ % 2 == 0) ? rank_ + 1 : rank_ - 1;
-        if (partner < n_ && !stream(partner, rank_ % 2 == 0, 8, o_.iters * 10, kTagRate, rate, error))
-            return fail("message rate, one peer", error);
-        if (!report(rate)) return fail("reporting", error);
-        // 3. 8-byte message rate with every peer, all at once.
-        if (!barrier()) return fail("waiting for the group", error);
-        if (!all_to_all(o_.iters, rate, error)) return fail("message rate, every peer", error);
-        if (!report(rate)) return fail("reporting", error);
-        // 4. Bandwidth, pairs at once, at the largest -s size (1 MiB when -s is 8).
-        if (!barrier()) return fail("waiting for the group", error);
-        const size_t size = bw_size();
-        rate = 0;  // (the odd process out of an odd group has no partner: it adds nothing)
-        if (partner < n_ &&
-            !stream(partner, rank_ % 2 == 0, size, std::max<uint64_t>(200, o_.iters / 20), kTagBw, rate, error))
-            return fail("bandwidth", error);
-        if (!report(rate)) return fail("reporting", error);
-        if (!barrier()) return fail("waiting for the group", error);  // nobody closes early
-        return 0;
+        return post_slots(error);
     }
 
-    size_t bw_size() const {
-        const size_t m = *std::max_element(o_.sizes.begin(), o_.sizes.end());
-        return m <= 8 ? size_t{1} << 20 : m;
+    bool progress(std::string &error) override { return drain(error); }
+
+    bool pingpong(int peer, bool first, uint64_t phase, double &lat_us, std::string &error) override {
+        const uint64_t iters = o_.iters, warmup = std::min<uint64_t>(o_.warmup, 1000);
+        double t0 = 0;
+        for (uint64_t it = 0; it < warmup + iters; ++it) {
+            if (it == warmup) t0 = now_s();
+            const uint64_t v = mark(phase, it);
+            if (first && !inject(peer, &v, 8, kTagLat, error)) return false;
+            if (!wait_until([&] { return got_[phase] > it; }, error)) return false;
+            if (!first && !inject(peer, &v, 8, kTagLat, error)) return false;
+        }
+        lat_us = (now_s() - t0) * 1e6 / static_cast<double>(iters) / 2.0;
+        return true;
     }
 
   private:
-    int fail(const char *what, const std::string &why) {
-        std::fprintf(stderr, "ufi_perf --procs: rank %d: %s: %s\n", rank_, what, why.c_str());
-        return 1;
-    }
-
     // Receives kept posted for small messages from anyone, any tag: slot i's context is &slot_[i].
     bool post_slots(std::string &error) {
         slot_.assign(kSlots, 0);
@@ -248,26 +212,14 @@ class Member {
         }
     }
 
-    bool pingpong(int peer, bool first, uint64_t phase, double &lat_us, std::string &error) {
-        const uint64_t iters = o_.iters, warmup = std::min<uint64_t>(o_.warmup, 1000);
-        double t0 = 0;
-        for (uint64_t it = 0; it < warmup + iters; ++it) {
-            if (it == warmup) t0 = now_s();
-            const uint64_t v = mark(phase, it);
-            if (first && !inject(peer, &v, 8, kTagLat, error)) return false;
-            if (!wait_until([&] { return got_[phase] > it; }, error)) return false;
-            if (!first && !inject(peer, &v, 8, kTagLat, error)) return false;
-        }
-        lat_us = (now_s() - t0) * 1e6 / static_cast<double>(iters) / 2.0;
-        return true;
-    }
-
     // One-way stream of `count` messages of `size` to `peer` (sender) or from it (receiver),
     // then an acknowledgement back; the sender's rate: messages per second (8 B) or MB/s.
-    bool stream(int peer, bool sender, size_t size, uint64_t count, uint64_t tag, double &rate,
-                std::string &error) {
+  public:
+    bool stream(int peer, bool sender, size_t size, uint64_t count, double &rate,
+                std::string &error) override {
         rate = 0;
         const bool big = size > 8;
+        const uint64_t tag = big ? kTagBw : kTagRate;
         std::vector<uint8_t> buf(size, 0x5a);
         const uint64_t phase = big ? 0 : rate_phase();  // (big messages are counted apart)
         const uint64_t ack_phase = big ? bw_ack_phase() : rate_ack_phase();
@@ -323,7 +275,7 @@ class Member {
 
     // Every process sends `per_peer` 8-byte messages to every other, round robin, while
     // receiving as many from each; the rate of what this process received.
-    bool all_to_all(uint64_t per_peer, double &rate, std::string &error) {
+    bool all_to_all(uint64_t per_peer, double &rate, std::string &error) override {
         const uint64_t want = per_peer * static_cast<uint64_t>(n_ - 1);
         const double t0 = now_s();
         for (uint64_t k = 0; k < per_peer; ++k) {
@@ -344,6 +296,7 @@ class Member {
         return true;
     }
 
+  private:
     // A small message's payload: its phase, its sender, a sequence number.
     uint64_t mark(uint64_t phase, uint64_t seq) const {
         return (phase << 48) | (static_cast<uint64_t>(rank_) << 32) | (seq & 0xFFFFFFFF);
@@ -356,9 +309,7 @@ class Member {
     uint64_t bw_ack_phase() const { return pairs() + 4; }
 
     int rank_, n_;
-    GroupChannel &ch_;
     const Options &o_;
-    std::string progress_error_;  // why a progress call made by the channel failed
     Endpoint ep_;
     std::vector<fi_addr_t> peers_;
     std::vector<uint64_t> slot_;
@@ -558,11 +509,66 @@ void print_group(const Options &o, int n, const char *launcher, const GroupResul
 
 }  // namespace
 
+int run_schedule(GroupChannel &ch, const Options &o, GroupMeasures &m, const char *who,
+                 std::vector<std::vector<double>> &reports) {
+    const int rank = ch.rank(), n = ch.size();
+    std::string error, progress_error;
+    auto fail = [&](const char *what) {
+        if (!progress_error.empty()) error = progress_error;  // (the first cause)
+        std::fprintf(stderr, "ufi_perf, %s: rank %d: %s: %s\n", who, rank, what, error.c_str());
+        return 1;
+    };
+    if (!m.open(ch, error)) return fail("opening");
+    const std::function<bool()> progress = [&] { return m.progress(progress_error); };
+    auto barrier = [&] { return ch.barrier(progress, error); };
+    auto report = [&](double v) {
+        std::vector<double> all;
+        if (!ch.report(v, progress, all, error)) return false;
+        if (!all.empty()) reports.push_back(std::move(all));
+        return true;
+    };
+    // 1. Every pair's 8-byte one-way latency, one pair at a time.
+    uint64_t pair = 0;
+    for (int i = 0; i < n; ++i) {
+        for (int j = i + 1; j < n; ++j) {
+            if (!barrier()) return fail("waiting for the group");
+            double lat = 0;
+            ++pair;
+            if ((rank == i || rank == j) && !m.pingpong(rank == i ? j : i, rank == i, pair, lat, error))
+                return fail("latency");
+            if (!report(rank == i ? lat : 0)) return fail("reporting");
+        }
+    }
+    // 2. 8-byte message rate with one peer: pairs (0,1), (2,3), ... at once. (The odd process
+    // out of an odd group has no partner: it reports 0.)
+    const int partner = (rank % 2 == 0) ? rank + 1 : rank - 1;
+    if (!barrier()) return fail("waiting for the group");
+    double rate = 0;
+    if (partner < n && !m.stream(partner, rank % 2 == 0, 8, o.iters * 10, rate, error))
+        return fail("message rate, one peer");
+    if (!report(rate)) return fail("reporting");
+    // 3. 8-byte message rate with every peer, all at once.
+    if (!barrier()) return fail("waiting for the group");
+    if (!m.all_to_all(o.iters, rate, error)) return fail("message rate, every peer");
+    if (!report(rate)) return fail("reporting");
+    // 4. Bandwidth, pairs at once, at the largest -s size (1 MiB when -s is 8).
+    if (!barrier()) return fail("waiting for the group");
+    const size_t largest = *std::max_element(o.sizes.begin(), o.sizes.end());
+    const size_t size = largest <= 8 ? size_t{1} << 20 : largest;
+    rate = 0;
+    if (partner < n &&
+        !m.stream(partner, rank % 2 == 0, size, std::max<uint64_t>(200, o.iters / 20), rate, error))
+        return fail("bandwidth");
+    if (!report(rate)) return fail("reporting");
+    if (!barrier()) return fail("waiting for the group");  // nobody closes early
+    return 0;
+}
+
 int run_member(GroupChannel &ch, const Options &o, const char *launcher) {
     std::vector<std::vector<double>> reports, ucp_reports;
     {
-        Member m(ch, o);  // (closed before UCP opens)
-        const int rc = m.run(reports);
+        Member m(ch.rank(), ch.size(), o);  // (closed before UCP opens)
+        const int rc = run_schedule(ch, o, m, "ufi", reports);
         if (rc != 0) return rc;
     }
     if (o.ucp) {

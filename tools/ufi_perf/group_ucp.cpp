@@ -10,9 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,10 +27,10 @@ double now_s() {
 // A phase's tag for messages from `from`: phase in the high half, sender below.
 uint64_t tag_of(uint64_t phase, int from) { return (phase << 32) | static_cast<uint32_t>(from); }
 
-class UcpMember {
+class UcpMember final : public GroupMeasures {
   public:
-    UcpMember(GroupChannel &ch, const Options &o) : ch_(ch), o_(o), rank_(ch.rank()), n_(ch.size()) {}
-    ~UcpMember() {
+    UcpMember(int rank, int n, const Options &o) : o_(o), rank_(rank), n_(n) {}
+    ~UcpMember() override {
         for (ucp_ep_h ep : eps_) {
             if (ep == nullptr) continue;
             ucp_request_param_t p{};
@@ -52,60 +49,7 @@ class UcpMember {
         if (context_ != nullptr) ucp_cleanup(context_);
     }
 
-    int run(std::vector<std::vector<double>> &reports) {
-        std::string error;
-        if (!open(error)) return fail("opening UCP", error);
-        const std::function<bool()> progress = [this] {
-            poll();
-            return true;
-        };
-        auto barrier = [&] { return ch_.barrier(progress, error); };
-        auto report = [&](double v) {
-            std::vector<double> all;
-            if (!ch_.report(v, progress, all, error)) return false;
-            if (!all.empty()) reports.push_back(std::move(all));
-            return true;
-        };
-        uint64_t pair = 0;
-        for (int i = 0; i < n_; ++i) {
-            for (int j = i + 1; j < n_; ++j) {
-                if (!barrier()) return fail("waiting for the group", error);
-                double lat = 0;
-                ++pair;
-                if ((rank_ == i || rank_ == j) && !pingpong(rank_ == i ? j : i, rank_ == i, pair, lat, error))
-                    return fail("latency", error);
-                if (!report(rank_ == i ? lat : 0)) return fail("reporting", error);
-            }
-        }
-        const int partner = (rank_ % 2 == 0) ? rank_ + 1 : rank_ - 1;
-        const uint64_t base = pair + 1;
-        if (!barrier()) return fail("waiting for the group", error);
-        double rate = 0;
-        if (partner < n_ && !stream(partner, rank_ % 2 == 0, 8, o_.iters * 10, base, rate, error))
-            return fail("message rate, one peer", error);
-        if (!report(rate)) return fail("reporting", error);
-        if (!barrier()) return fail("waiting for the group", error);
-        if (!all_to_all(o_.iters, base + 2, rate, error)) return fail("message rate, every peer", error);
-        if (!report(rate)) return fail("reporting", error);
-        if (!barrier()) return fail("waiting for the group", error);
-        const size_t m = *std::max_element(o_.sizes.begin(), o_.sizes.end());
-        const size_t size = m <= 8 ? size_t{1} << 20 : m;
-        rate = 0;
-        if (partner < n_ &&
-            !stream(partner, rank_ % 2 == 0, size, std::max<uint64_t>(200, o_.iters / 20), base + 3, rate, error))
-            return fail("bandwidth", error);
-        if (!report(rate)) return fail("reporting", error);
-        if (!barrier()) return fail("waiting for the group", error);
-        return 0;
-    }
-
-  private:
-    int fail(const char *what, const std::string &why) {
-        std::fprintf(stderr, "ufi_perf --ucp: rank %d: %s: %s\n", rank_, what, why.c_str());
-        return 1;
-    }
-
-    bool open(std::string &error) {
+    bool open(GroupChannel &ch, std::string &error) override {
         ucp_config_t *config = nullptr;
         ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
         if (s != UCS_OK) return set(error, "ucp_config_read", s);
@@ -128,7 +72,7 @@ class UcpMember {
         const std::vector<uint8_t> mine(bytes, bytes + len);
         ucp_worker_release_address(worker_, address);
         std::vector<std::vector<uint8_t>> all;
-        if (!ch_.exchange_names(mine, all, error)) return false;
+        if (!ch.exchange_names(mine, all, error)) return false;
         eps_.assign(n_, nullptr);
         for (int r = 0; r < n_; ++r) {
             if (r == rank_) continue;
@@ -140,6 +84,120 @@ class UcpMember {
         }
         return true;
     }
+
+    bool progress(std::string &) override {
+        poll();
+        return true;
+    }
+
+    bool pingpong(int peer, bool first, uint64_t phase, double &lat_us, std::string &error) override {
+        const uint64_t iters = o_.iters, warmup = std::min<uint64_t>(o_.warmup, 1000);
+        uint64_t out = 0, in = 0;
+        double t0 = 0;
+        for (uint64_t it = 0; it < warmup + iters; ++it) {
+            if (it == warmup) t0 = now_s();
+            if (first && !wait(send(peer, &out, 8, tag_of(phase, rank_)), error)) return false;
+            if (!wait(recv(&in, 8, tag_of(phase, peer)), error)) return false;
+            if (!first && !wait(send(peer, &out, 8, tag_of(phase, rank_)), error)) return false;
+        }
+        lat_us = (now_s() - t0) * 1e6 / static_cast<double>(iters) / 2.0;
+        return true;
+    }
+
+    // Up to a window (-W; 16 for large messages) in flight; the data and the acknowledgement
+    // carry phases of their own, after the pairs' (8 bytes and large apart).
+    bool stream(int peer, bool sender, size_t size, uint64_t count, double &rate,
+                std::string &error) override {
+        const bool big = size > 8;
+        const uint64_t phase = pairs() + (big ? 4 : 1);
+        const size_t window = big ? 16 : o_.window;
+        std::vector<uint8_t> buf(size, 0x5a);
+        std::vector<void *> pending;
+        pending.reserve(window);
+        auto drain_to = [&](size_t keep) {
+            while (pending.size() > keep) {
+                if (!wait(pending.front(), error)) return false;
+                pending.erase(pending.begin());
+            }
+            return true;
+        };
+        uint64_t ack = 0;
+        const uint64_t data_tag = tag_of(phase, sender ? rank_ : peer);
+        const uint64_t ack_tag = tag_of(phase + 1, sender ? peer : rank_);
+        const double t0 = now_s();
+        for (uint64_t k = 0; k < count; ++k) {
+            void *req = sender ? send(peer, buf.data(), size, data_tag) : recv(buf.data(), size, data_tag);
+            if (UCS_PTR_IS_ERR(req)) return wait(req, error);
+            if (req != nullptr) pending.push_back(req);
+            if (pending.size() >= window && !drain_to(window / 2)) return false;
+        }
+        if (!drain_to(0)) return false;
+        if (sender) {
+            if (!wait(recv(&ack, 8, ack_tag), error)) return false;
+            const double s = now_s() - t0;
+            rate = big ? static_cast<double>(count) * static_cast<double>(size) / s / 1e6
+                       : static_cast<double>(count) / s;
+            return true;
+        }
+        rate = 0;
+        return wait(send(peer, &ack, 8, ack_tag), error);
+    }
+
+    // Every process sends `per_peer` 8-byte messages to every other, round robin, while
+    // receiving as many from each; the rate of what this process received. As ufi's side does
+    // it: the receives are posted first, the sends go out without waiting for one another
+    // (UCP completes most of them at once), and only then does the process wait. (Waiting
+    // on each request in turn stalls on whichever peer the scheduler left out when there
+    // are more processes than cores.)
+    bool all_to_all(uint64_t per_peer, double &rate, std::string &error) override {
+        const uint64_t phase = pairs() + 3;
+        std::vector<uint64_t> in(static_cast<size_t>(n_), 0);
+        uint64_t out = 0;
+        std::vector<void *> pending;
+        pending.reserve(static_cast<size_t>(per_peer) * static_cast<size_t>(n_ - 1) * 2);
+        const double t0 = now_s();
+        for (int d = 1; d < n_; ++d) {
+            const int from = (rank_ - d + n_) % n_;
+            for (uint64_t k = 0; k < per_peer; ++k) {
+                void *r = recv(&in[from], 8, tag_of(phase, from));
+                if (UCS_PTR_IS_ERR(r)) return wait(r, error);
+                if (r != nullptr) pending.push_back(r);
+            }
+        }
+        // Sends UCP could not complete at once stay at most a window (-W) in flight, as a UCP
+        // application bounds them (ufi's side is bounded by -FI_EAGAIN): without a bound, UCP
+        // queues them all and retries its whole pending queue on every progress call.
+        std::vector<void *> sends;
+        const double deadline = now_s() + kTimeoutMs / 1000.0;
+        for (uint64_t k = 0; k < per_peer; ++k) {
+            for (int d = 1; d < n_; ++d) {
+                void *s = send((rank_ + d) % n_, &out, 8, tag_of(phase, rank_));
+                if (UCS_PTR_IS_ERR(s)) return wait(s, error);
+                if (s != nullptr) sends.push_back(s);
+                while (sends.size() >= o_.window) {
+                    poll();
+                    std::erase_if(sends, [](void *q) {
+                        if (ucp_request_check_status(q) == UCS_INPROGRESS) return false;
+                        ucp_request_free(q);
+                        return true;
+                    });
+                    if (now_s() > deadline) {
+                        error = "sends did not complete";
+                        return false;
+                    }
+                }
+            }
+        }
+        pending.insert(pending.end(), sends.begin(), sends.end());
+        for (void *r : pending) {
+            if (!wait(r, error)) return false;
+        }
+        rate = static_cast<double>(per_peer * static_cast<uint64_t>(n_ - 1)) / (now_s() - t0);
+        return true;
+    }
+
+  private:
+    uint64_t pairs() const { return static_cast<uint64_t>(n_) * static_cast<uint64_t>(n_ - 1) / 2; }
 
     // One progress call; after 256 empty ones in a row, the core is given up once
     // (sched_yield), as ufi's own polling does by default (UFI_POLL_YIELD=256), so that with
@@ -186,111 +244,6 @@ class UcpMember {
         return ucp_tag_recv_nbx(worker_, buf, len, tag, kFullMask, &p);
     }
 
-    bool pingpong(int peer, bool first, uint64_t phase, double &lat_us, std::string &error) {
-        const uint64_t iters = o_.iters, warmup = std::min<uint64_t>(o_.warmup, 1000);
-        uint64_t out = 0, in = 0;
-        double t0 = 0;
-        for (uint64_t it = 0; it < warmup + iters; ++it) {
-            if (it == warmup) t0 = now_s();
-            if (first && !wait(send(peer, &out, 8, tag_of(phase, rank_)), error)) return false;
-            if (!wait(recv(&in, 8, tag_of(phase, peer)), error)) return false;
-            if (!first && !wait(send(peer, &out, 8, tag_of(phase, rank_)), error)) return false;
-        }
-        lat_us = (now_s() - t0) * 1e6 / static_cast<double>(iters) / 2.0;
-        return true;
-    }
-
-    // `count` messages of `size` one way, up to a window in flight, then an acknowledgement
-    // back; the sender's rate (messages per second at 8 B, MB/s above).
-    bool stream(int peer, bool sender, size_t size, uint64_t count, uint64_t phase, double &rate,
-                std::string &error) {
-        const bool big = size > 8;
-        const size_t window = big ? 16 : o_.window;
-        std::vector<uint8_t> buf(size, 0x5a);
-        std::vector<void *> pending;
-        pending.reserve(window);
-        auto drain_to = [&](size_t keep) {
-            while (pending.size() > keep) {
-                if (!wait(pending.front(), error)) return false;
-                pending.erase(pending.begin());
-            }
-            return true;
-        };
-        uint64_t ack = 0;
-        const uint64_t data_tag = tag_of(phase, sender ? rank_ : peer);
-        const uint64_t ack_tag = tag_of(phase + 1, sender ? peer : rank_);
-        const double t0 = now_s();
-        for (uint64_t k = 0; k < count; ++k) {
-            void *req = sender ? send(peer, buf.data(), size, data_tag) : recv(buf.data(), size, data_tag);
-            if (UCS_PTR_IS_ERR(req)) return wait(req, error);
-            if (req != nullptr) pending.push_back(req);
-            if (pending.size() >= window && !drain_to(window / 2)) return false;
-        }
-        if (!drain_to(0)) return false;
-        if (sender) {
-            if (!wait(recv(&ack, 8, ack_tag), error)) return false;
-            const double s = now_s() - t0;
-            rate = big ? static_cast<double>(count) * static_cast<double>(size) / s / 1e6
-                       : static_cast<double>(count) / s;
-            return true;
-        }
-        rate = 0;
-        return wait(send(peer, &ack, 8, ack_tag), error);
-    }
-
-    // Every process sends `per_peer` 8-byte messages to every other, round robin, while
-    // receiving as many from each; the rate of what this process received. As ufi's side does
-    // it: the receives are posted first, the sends go out without waiting for one another
-    // (UCP completes most of them at once), and only then does the process wait. (Waiting
-    // on each request in turn stalls on whichever peer the scheduler left out when there
-    // are more processes than cores.)
-    bool all_to_all(uint64_t per_peer, uint64_t phase, double &rate, std::string &error) {
-        std::vector<uint64_t> in(static_cast<size_t>(n_), 0);
-        uint64_t out = 0;
-        std::vector<void *> pending;
-        pending.reserve(static_cast<size_t>(per_peer) * static_cast<size_t>(n_ - 1) * 2);
-        const double t0 = now_s();
-        for (int d = 1; d < n_; ++d) {
-            const int from = (rank_ - d + n_) % n_;
-            for (uint64_t k = 0; k < per_peer; ++k) {
-                void *r = recv(&in[from], 8, tag_of(phase, from));
-                if (UCS_PTR_IS_ERR(r)) return wait(r, error);
-                if (r != nullptr) pending.push_back(r);
-            }
-        }
-        // Sends UCP could not complete at once stay at most a window (-W) in flight, as a UCP
-        // application bounds them (ufi's side is bounded by -FI_EAGAIN): without a bound, UCP
-        // queues them all and retries its whole pending queue on every progress call.
-        std::vector<void *> sends;
-        const double deadline = now_s() + kTimeoutMs / 1000.0;
-        for (uint64_t k = 0; k < per_peer; ++k) {
-            for (int d = 1; d < n_; ++d) {
-                void *s = send((rank_ + d) % n_, &out, 8, tag_of(phase, rank_));
-                if (UCS_PTR_IS_ERR(s)) return wait(s, error);
-                if (s != nullptr) sends.push_back(s);
-                while (sends.size() >= o_.window) {
-                    poll();
-                    std::erase_if(sends, [](void *q) {
-                        if (ucp_request_check_status(q) == UCS_INPROGRESS) return false;
-                        ucp_request_free(q);
-                        return true;
-                    });
-                    if (now_s() > deadline) {
-                        error = "sends did not complete";
-                        return false;
-                    }
-                }
-            }
-        }
-        pending.insert(pending.end(), sends.begin(), sends.end());
-        for (void *r : pending) {
-            if (!wait(r, error)) return false;
-        }
-        rate = static_cast<double>(per_peer * static_cast<uint64_t>(n_ - 1)) / (now_s() - t0);
-        return true;
-    }
-
-    GroupChannel &ch_;
     const Options &o_;
     int rank_, n_;
     ucp_context_h context_ = nullptr;
@@ -302,8 +255,8 @@ class UcpMember {
 }  // namespace
 
 int run_ucp_member(GroupChannel &ch, const Options &o, std::vector<std::vector<double>> &reports) {
-    UcpMember m(ch, o);
-    return m.run(reports);
+    UcpMember m(ch.rank(), ch.size(), o);
+    return run_schedule(ch, o, m, "UCP (--ucp)", reports);
 }
 
 }  // namespace ufi::perf
