@@ -13,7 +13,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # A tree that keeps every rule.
 good_tree() {  # good_tree <dir>
-  mkdir -p "$1"/{api,base/config,base/log,include/rdma,runtime/mr,transports/memory,tools/ufi_info}
+  mkdir -p "$1"/{api,base/config,base/log,include/rdma,runtime/mr,transports/memory,tools/ufi_info,tools/ufi_perf}
+  printf '#include "tools/ufi_perf/group_ucp.h"\n#include <ucp/api/ucp.h>\n' >"$1/tools/ufi_perf/group_ucp.cpp"
   printf '#pragma once\n#include "base/intrusive_list.h"\n#include <memory>\n' >"$1/base/pool.h"
   printf '#pragma once\n#include <rdma/fi_errno.h>\n#include <stdint.h>\n' >"$1/include/rdma/fabric.h"
   printf '#include "base/config/parse.h"\n#include <string>\n' >"$1/base/config/registry.cpp"
@@ -38,6 +39,9 @@ cases=(
   "ucs-in-log|base/log/output.cpp|#include <ucs/debug/log.h>"
   "uct-in-api|api/domain.cpp|#include <uct/api/uct.h>"
   "hwloc-in-tools|tools/ufi_info/main.cpp|#include <hwloc.h>"
+  "ucp-in-tools|tools/ufi_info/main.cpp|#include <ucp/api/ucp.h>"
+  "ucp-in-runtime|runtime/mr/mr.cpp|#include <ucp/api/ucp.h>"
+  "ucp-in-transports|transports/memory/registration.cpp|#include <ucp/api/ucp.h>"
   "spaced-directive|runtime/mr/mr.cpp|  #  include   <uct/api/uct.h>"
   "spaced-brackets|runtime/mr/mr.cpp|#include < ucs/type/status.h >"
   "quoted-api-from-runtime|runtime/mr/mr.cpp|#include \"api/objects.h\""
