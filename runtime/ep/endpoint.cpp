@@ -573,6 +573,14 @@ int Endpoint::enable() noexcept {
         wopts.shared_memory = options_.shared_memory_permitted;
         wopts.rx_headroom = kRxHeadroom;
         wopts.listen = listen_;
+        if (request_ != nullptr && !request_->peer_address.empty()) {
+            // Accepting a connection: the one peer is known now. Where shared memory reaches
+            // it, the endpoint opens no network transport (transports/iface/endpoint_worker.h).
+            address::EndpointAddress peer;
+            if (address::unpack(request_->peer_address.data(), request_->peer_address.size(), peer)) {
+                wopts.only_peer = std::move(peer.records);
+            }
+        }
         std::unique_ptr<transports::EndpointWorker> worker;
         std::vector<transports::SkippedResource> skipped;
         const transports::Status status = transports::EndpointWorker::open(domain_->memory_domains(), domain_->resources,

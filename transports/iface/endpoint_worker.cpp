@@ -363,17 +363,17 @@ Status EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *
     if (status != kOk) return status;
 
     size_t listening = 0;
-    for (const Resource *r : resources) {
-        if (r == nullptr) continue;
+    // Opens `r` into the worker, or records why not; an error the whole open fails with.
+    auto open_one = [&](const Resource *r) -> Status {
         if (!options.shared_memory && r->type == DeviceType::SharedMemory) {
             skipped.push_back(
                 {r, "shared memory is not permitted (FI_OPT_SHARED_MEMORY_PERMITTED)"});
-            continue;
+            return kOk;
         }
         if (w->ifaces_.size() == address::kMaxRecords) {
             skipped.push_back({r, "an address holds at most " +
                                       std::to_string(address::kMaxRecords) + " transports"});
-            continue;
+            return kOk;
         }
         auto iface = std::make_unique<OpenIface>();
         std::string why;
@@ -382,7 +382,7 @@ Status EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *
             iface = open_in_range(mds, w->worker_, *r, options, why);
             if (!iface) {
                 skipped.push_back({r, why});
-                continue;
+                return kOk;
             }
         } else if (!open_iface(mds, w->worker_, *r, options, port, *iface, why)) {
             if (port != 0) {
@@ -390,12 +390,32 @@ Status EndpointWorker::open(const MemoryDomains &mds, std::span<const Resource *
                 return Status::kBusy;  // the name the application chose would not reach it
             }
             skipped.push_back({r, why});
-            continue;  // the partly opened iface closes here, before anything else
+            return kOk;  // the partly opened iface closes here, before anything else
         }
         if (port != 0) ++listening;
         iface->named_port = port;
         if (iface->event_fd >= 0) w->fds_.push_back(iface->event_fd);
         w->ifaces_.push_back(std::move(iface));
+        return kOk;
+    };
+    const bool local_first = !options.only_peer.empty();
+    auto is_local = [](const Resource *r) {
+        return r->type == DeviceType::SharedMemory || r->type == DeviceType::Loopback;
+    };
+    for (const Resource *r : resources) {
+        if (r == nullptr || (local_first && !is_local(r))) continue;
+        if (const Status s = open_one(r); s != kOk) return s;
+    }
+    if (local_first) {
+        const bool local_peer = w->reaches_over_shared_memory(options.only_peer);
+        for (const Resource *r : resources) {
+            if (r == nullptr || is_local(r)) continue;
+            if (local_peer) {
+                skipped.push_back({r, "the endpoint's one peer is reached over shared memory"});
+                continue;
+            }
+            if (const Status s = open_one(r); s != kOk) return s;
+        }
     }
     if (w->ifaces_.empty()) return Status::kNoDevice;
     if (listening < options.listen.size()) {
@@ -586,6 +606,24 @@ bool EndpointWorker::is_reachable(const address::TransportRecord &peer) const no
         if (uct_iface_is_reachable(i->iface.get(), PeerDeviceAddr(peer, i->ns_mark).get(),
                                    iface_addr_of(peer))) {
             return true;
+        }
+    }
+    return false;
+}
+
+bool EndpointWorker::reaches_over_shared_memory(
+    std::span<const address::TransportRecord> peer) const noexcept {
+    for (const auto &i : ifaces_) {
+        if (i->resource->type != DeviceType::SharedMemory ||
+            (!i->caps.am_short && !i->caps.am_bcopy && !i->caps.am_zcopy)) {
+            continue;
+        }
+        for (const auto &rec : peer) {
+            if (!record_fits(*i, rec)) continue;
+            if (uct_iface_is_reachable(i->iface.get(), PeerDeviceAddr(rec, i->ns_mark).get(),
+                                       iface_addr_of(rec))) {
+                return true;
+            }
         }
     }
     return false;

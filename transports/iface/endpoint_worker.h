@@ -45,6 +45,12 @@ struct WorkerOptions {
         uint16_t port = 0;
     };
     std::vector<Listen> listen;
+    // A connected endpoint's one peer, where it is known before the endpoint opens (the side
+    // accepting a connection request): its address records. Shared-memory transports open
+    // first; where one that carries active messages reaches the peer, the network transports
+    // are left out (they would carry nothing to this peer, and opening a tcp iface with its
+    // handlers is most of an endpoint's setup: docs/performance.md, "Endpoint types").
+    std::vector<address::TransportRecord> only_peer;
 };
 
 // What an open iface can do (uct_iface_query at open), in ufi's terms: lanes and protocols
@@ -210,6 +216,8 @@ class EndpointWorker {
     // local iface's is not reachable by that iface (UCT reads fixed lengths, so it is never
     // given a shorter address).
     bool is_reachable(const address::TransportRecord &peer) const noexcept;
+    // Whether an open shared-memory iface that carries active messages reaches one of `peer`.
+    bool reaches_over_shared_memory(std::span<const address::TransportRecord> peer) const noexcept;
 
     uct_worker_h worker() const noexcept { return worker_.get(); }
 

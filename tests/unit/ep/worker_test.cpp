@@ -187,6 +187,60 @@ TEST(EndpointWorker, Reachability) {
     }
 }
 
+// A connected endpoint accepting a request knows its one peer before it opens (only_peer):
+// where shared memory reaches that peer, the network transports stay closed (with the reason
+// among the skipped); where it does not (a peer of another host: only its tcp record), they
+// open as always.
+TEST(EndpointWorker, AnOnlyPeerOnThisHostOpensNoNetworkTransport) {
+    int tried = 0;
+    for (const auto &rs : offered_domains()) {
+        size_t shm = 0, net = 0;
+        for (const Resource *r : rs) {
+            shm += r->type == DeviceType::SharedMemory;
+            net += r->type == DeviceType::Network;
+        }
+        if (shm == 0 || net == 0) continue;  // (a domain of one kind: nothing to leave out)
+        ++tried;
+        Mds mds(rs);
+        auto peer = open_worker(mds, rs);
+        ASSERT_TRUE(peer);
+        const auto peer_records = peer->records();
+
+        WorkerOptions local;
+        local.only_peer = peer_records;
+        std::unique_ptr<EndpointWorker> w;
+        std::vector<SkippedResource> skipped;
+        ASSERT_EQ(EndpointWorker::open(mds, rs, local, w, skipped), UCS_OK);
+        for (const auto &i : w->ifaces()) {
+            EXPECT_NE(i->resource->type, DeviceType::Network) << i->resource->label();
+        }
+        EXPECT_EQ(skipped.size(), net);
+        for (const auto &sk : skipped) {
+            EXPECT_EQ(sk.resource->type, DeviceType::Network);
+            EXPECT_NE(sk.why.find("reached over shared memory"), std::string::npos) << sk.why;
+        }
+        EXPECT_TRUE(w->reaches_over_shared_memory(peer_records));
+        w.reset();
+
+        // A peer known only by its network records (shared memory cannot reach it).
+        WorkerOptions remote;
+        for (const auto &rec : peer_records) {
+            for (const Resource *r : rs) {
+                if (r->tl == rec.tl && r->type == DeviceType::Network) remote.only_peer.push_back(rec);
+            }
+        }
+        ASSERT_FALSE(remote.only_peer.empty());
+        skipped.clear();
+        ASSERT_EQ(EndpointWorker::open(mds, rs, remote, w, skipped), UCS_OK);
+        EXPECT_TRUE(skipped.empty()) << skipped.front().why;
+        EXPECT_EQ(w->ifaces().size(), rs.size());
+        EXPECT_FALSE(w->reaches_over_shared_memory(remote.only_peer));
+        w.reset();
+        peer.reset();  // ifaces close before the memory domains they were opened on
+    }
+    if (tried == 0) GTEST_SKIP() << "no domain here has both shared memory and a network transport";
+}
+
 TEST(EndpointWorker, ProgressArmAndEventFds) {
     for (const auto &rs : offered_domains()) {
         Mds mds(rs);
