@@ -14,9 +14,9 @@ namespace ufi::perf {
 
 // Runs the group and prints its results; the process's exit status.
 int run_group(const Options &o);
-// True when a PMIx launcher started this process (it sets PMIX_RANK for each process).
-bool launched_by_pmix();
-// The group of the processes the PMIx launcher started; the process's exit status.
-int run_pmix_group(const Options &o);
+// Where a PMIx launcher started this process (PMIx_Init reaches its server), runs the group of
+// the processes it started and returns true, with the exit status in `status`; false where
+// none did (PMIx_Init finds no server: about 20 ms), and the caller goes on as a pair.
+bool run_pmix_group_if_launched(const Options &o, int &status);
 
 }  // namespace ufi::perf

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,12 +18,6 @@
 #endif
 
 namespace ufi::perf {
-
-bool launched_by_pmix() {
-    // (A tool, not the library: the launcher's own variable says who started this process.
-    // ufi's settings are read through its config registry only.)
-    return std::getenv("PMIX_RANK") != nullptr;
-}
 
 #if UFI_PERF_HAVE_PMIX
 
@@ -55,17 +48,18 @@ class PmixChannel final : public GroupChannel {
         if (initialized_) PMIx_Finalize(nullptr, 0);
     }
 
+    // Whether a PMIx server (the launcher's) answers; no error when none does.
+    bool connect() {
+        initialized_ = PMIx_Init(&me_, nullptr, 0) == PMIX_SUCCESS;
+        return initialized_;
+    }
+
+    // After connect(): the job's size (2 or more for a group).
     bool init(std::string &error) {
-        pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
-        if (rc != PMIX_SUCCESS) {
-            error = pmix_error("PMIx_Init", rc);
-            return false;
-        }
-        initialized_ = true;
         pmix_proc_t job;
         PMIX_LOAD_PROCID(&job, me_.nspace, PMIX_RANK_WILDCARD);
         pmix_value_t *v = nullptr;
-        rc = PMIx_Get(&job, PMIX_JOB_SIZE, nullptr, 0, &v);
+        const pmix_status_t rc = PMIx_Get(&job, PMIX_JOB_SIZE, nullptr, 0, &v);
         if (rc != PMIX_SUCCESS || v == nullptr) {
             error = pmix_error("PMIx_Get(PMIX_JOB_SIZE)", rc);
             return false;
@@ -196,23 +190,29 @@ class PmixChannel final : public GroupChannel {
 
 }  // namespace
 
-int run_pmix_group(const Options &o) {
+bool run_pmix_group_if_launched(const Options &o, int &status) {
     PmixChannel ch;
+    if (!ch.connect()) return false;  // no launcher's server: a pair
+    if (o.ep_type != EpType::Rdm) {
+        std::fprintf(stderr, "ufi_perf: under mpirun the processes measure as a group of RDM "
+                             "endpoints: give no SERVER and no -e msg\n");
+        status = 2;
+        return true;
+    }
     std::string error;
     if (!ch.init(error)) {
         std::fprintf(stderr, "ufi_perf under a PMIx launcher: %s\n", error.c_str());
-        return 1;
+        status = 1;
+        return true;
     }
-    return run_member(ch, o, "started by a PMIx launcher (mpirun), names through PMIx");
+    status = run_member(ch, o, "started by a PMIx launcher (mpirun), names through PMIx");
+    return true;
 }
 
 #else
 
-int run_pmix_group(const Options &) {
-    std::fprintf(stderr,
-                 "ufi_perf: started by a PMIx launcher (PMIX_RANK is set), but built without PMIx "
-                 "(libpmix-dev): run it as `ufi_perf --procs N` instead\n");
-    return 1;
+bool run_pmix_group_if_launched(const Options &, int &) {
+    return false;  // (built without PMIx, libpmix-dev: under mpirun each process is a pair server)
 }
 
 #endif

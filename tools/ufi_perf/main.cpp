@@ -55,14 +55,10 @@ int main(int argc, char **argv) {
         }
         return run_group(o);
     }
-    if (launched_by_pmix()) {
+    if (o.server.empty()) {
         // mpirun -np N ufi_perf: every process started by the launcher is one of the group.
-        if (!o.server.empty() || o.ep_type != EpType::Rdm) {
-            std::fprintf(stderr, "ufi_perf: under mpirun the processes measure as a group of RDM "
-                                 "endpoints: give no SERVER and no -e msg\n");
-            return 2;
-        }
-        return run_pmix_group(o);
+        int status = 0;
+        if (run_pmix_group_if_launched(o, status)) return status;
     }
     if (o.ucp) {
         std::fprintf(stderr, "ufi_perf: --ucp measures a group (--procs N, or under mpirun); for "
