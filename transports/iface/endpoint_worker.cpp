@@ -600,13 +600,20 @@ std::vector<address::TransportRecord> EndpointWorker::records() const {
     return out;
 }
 
+namespace {
+
+// Whether `oi` reaches the peer's record (a record of another shape never reaches UCT).
+bool iface_reaches(const OpenIface &oi, const address::TransportRecord &rec) noexcept {
+    return record_fits(oi, rec) &&
+           uct_iface_is_reachable(oi.iface.get(), PeerDeviceAddr(rec, oi.ns_mark).get(),
+                                  iface_addr_of(rec));
+}
+
+}  // namespace
+
 bool EndpointWorker::is_reachable(const address::TransportRecord &peer) const noexcept {
     for (const auto &i : ifaces_) {
-        if (!record_fits(*i, peer)) continue;
-        if (uct_iface_is_reachable(i->iface.get(), PeerDeviceAddr(peer, i->ns_mark).get(),
-                                   iface_addr_of(peer))) {
-            return true;
-        }
+        if (iface_reaches(*i, peer)) return true;
     }
     return false;
 }
@@ -619,11 +626,7 @@ bool EndpointWorker::reaches_over_shared_memory(
             continue;
         }
         for (const auto &rec : peer) {
-            if (!record_fits(*i, rec)) continue;
-            if (uct_iface_is_reachable(i->iface.get(), PeerDeviceAddr(rec, i->ns_mark).get(),
-                                       iface_addr_of(rec))) {
-                return true;
-            }
+            if (iface_reaches(*i, rec)) return true;
         }
     }
     return false;
