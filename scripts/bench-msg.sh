@@ -8,7 +8,9 @@
 #   - 8-byte tagged latency with ufi_perf (-t tag_lat, ucx_perftest's loop, so less noisy
 #     than fi_pingpong's): -e rdm and -e msg over the default transports, -e msg over tcp,
 #     and beside it the floor under every tcp figure here: raw UCT's active-message latency
-#     over tcp on the same loopback (ucx_perftest -t am_lat -x tcp);
+#     over tcp on the same loopback (ucx_perftest -t am_lat -x tcp), and under that the
+#     kernel's own: a raw loopback socket ping-pong with busy receives and no library
+#     (tools/bench/tcp_floor.c);
 #   - connection setup (fi_connect to FI_CONNECTED at the client; ufi over the default
 #     transports and over tcp only): tools/bench/msg_connect.c
 #     built against ufi (build/tools/bench/msg_connect) and, here, against Debian's
@@ -24,7 +26,8 @@ iters=${3:-20000}
 command -v fi_pingpong >/dev/null || { echo "missing fi_pingpong (libfabric-bin)" >&2; exit 2; }
 compat="$build/api/compat"
 connect_ufi="$build/tools/bench/msg_connect"
-[ -e "$compat/libfabric.so.1" ] && [ -x "$connect_ufi" ] || { echo "build first (scripts/build.sh)" >&2; exit 2; }
+tcp_floor="$build/tools/bench/tcp_floor"
+[ -e "$compat/libfabric.so.1" ] && [ -x "$connect_ufi" ] && [ -x "$tcp_floor" ] || { echo "build first (scripts/build.sh)" >&2; exit 2; }
 sys=$(ls /usr/lib/*/libfabric.so.1 2>/dev/null | head -1)
 [ -n "$sys" ] || { echo "no system libfabric.so.1 (package libfabric1)" >&2; exit 2; }
 export UCX_NET_DEVICES=lo FI_TCP_IFACE=lo UFI_NET_DEVICES=lo
@@ -88,6 +91,8 @@ for i in $(seq "$rounds"); do
   pmsg=$(perf_lat msg)
   ptcp=$(perf_lat msg UFI_TLS=tcp)
   uct=$(uct_tcp_lat)
-  awk -v r="$prdm" -v m="$pmsg" -v t="$ptcp" -v u="$uct" -v lt="$ltcp" 'BEGIN {
-    printf "      ufi_perf tag_lat: rdm %s us, msg %s us, msg/rdm %.2f | msg over tcp %s us, UCT am_lat tcp %s us: ufi/UCT %.2f, libfabric tcp (above)/UCT %.2f\n", r, m, m / r, t, u, t / u, lt / u }'
+  floor=$("$tcp_floor" "$iters")
+  awk -v r="$prdm" -v m="$pmsg" -v t="$ptcp" -v u="$uct" -v lt="$ltcp" -v k="$floor" 'BEGIN {
+    printf "      ufi_perf tag_lat: rdm %s us, msg %s us, msg/rdm %.2f | msg over tcp %s us, UCT am_lat tcp %s us: ufi/UCT %.2f, libfabric tcp (above)/UCT %.2f\n", r, m, m / r, t, u, t / u, lt / u
+    printf "      raw socket floor %s us: UCT/floor %.2f, ufi msg over tcp/floor %.2f, libfabric tcp/floor %.2f, 0.8x libfabric tcp/floor %.2f\n", k, u / k, t / k, lt / k, 0.8 * lt / k }'
 done

@@ -55,7 +55,7 @@ void fail(std::string *why, const std::string &text) {
 }
 
 // Walks a blob; calls `on_record` for each record. Returns the blob's size, or 0 if invalid.
-template <typename OnRecord>
+template <bool kVerify = true, typename OnRecord>
 size_t walk(const void *blob, size_t len, std::string *why, OnRecord &&on_record) {
     const auto *p = static_cast<const uint8_t *>(blob);
     if (p == nullptr) return fail(why, "address is NULL"), 0;
@@ -81,9 +81,9 @@ size_t walk(const void *blob, size_t len, std::string *why, OnRecord &&on_record
             const size_t tl_len = p[off];
             if (tl_len == 0 || tl_len > kMaxTlName) return fail(why, "record " + std::to_string(r) + ": transport name of " + std::to_string(tl_len) + " bytes"), 0;
             if (off + 1 + tl_len > len) return past_end(r);
-            if (!printable_name(p + off + 1, tl_len)) return fail(why, "record " + std::to_string(r) + ": transport name is not printable"), 0;
+            if (kVerify && !printable_name(p + off + 1, tl_len)) return fail(why, "record " + std::to_string(r) + ": transport name is not printable"), 0;
             tl = std::string_view(reinterpret_cast<const char *>(p + off + 1), tl_len);
-            if (code_of(tl) != 0) return fail(why, "record " + std::to_string(r) + ": transport " + std::string(tl) + " spelled out instead of coded"), 0;
+            if (kVerify && code_of(tl) != 0) return fail(why, "record " + std::to_string(r) + ": transport " + std::string(tl) + " spelled out instead of coded"), 0;
             off += 1 + tl_len;
         }
         if (off + 2 > len) return past_end(r);
@@ -94,6 +94,7 @@ size_t walk(const void *blob, size_t len, std::string *why, OnRecord &&on_record
         on_record(tl, p + body, dev_len, p + body + dev_len, iface_len);
         off = body + dev_len + iface_len;
     }
+    if constexpr (!kVerify) return off;
     // What follows the last record is padding, and padding is zeros: anything else is a
     // damaged or foreign address, not one to guess at.
     for (size_t i = off; i < len; ++i) {
@@ -160,6 +161,15 @@ bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why
     a.partial = (p[3] & kPartialBit) != 0;
     out = std::move(a);
     return true;
+}
+
+bool find_record(const void *blob, size_t len, bool (*match)(const RecordView &, void *ctx),
+                 void *ctx) noexcept {
+    bool found = false;
+    walk<false>(blob, len, nullptr, [&](std::string_view tl, const uint8_t *dev, size_t dev_len, const uint8_t *iface, size_t iface_len) {
+        if (!found) found = match(RecordView{tl, dev, dev_len, iface, iface_len}, ctx);
+    });
+    return found;
 }
 
 bool is_valid(const void *blob, size_t len, std::string *why) { return content_size(blob, len, why) != 0; }

@@ -92,6 +92,23 @@ bool pad(std::vector<uint8_t> &blob, size_t size, std::string *why = nullptr);
 // (e.g. "record 2 runs past the address's 96 bytes") when malformed. Reads at most `len` bytes.
 bool unpack(const void *blob, size_t len, EndpointAddress &out, std::string *why = nullptr);
 
+// One record of a blob, pointing into it (no copy). No member initializers: an array of them
+// on the stack costs nothing until filled.
+struct RecordView {
+    std::string_view tl;
+    const uint8_t *device_addr;
+    size_t device_addr_len;
+    const uint8_t *iface_addr;
+    size_t iface_addr_len;
+};
+
+// Walks the records of a blob that was validated before (an AV entry, an endpoint's own name)
+// until `match` returns true for one: their structure is checked within `len` bytes, the
+// checksum and padding are not checked again, and nothing is allocated (fi_av_lookup's path).
+// true when a record matched; false when none did or the structure is broken.
+bool find_record(const void *blob, size_t len, bool (*match)(const RecordView &, void *ctx),
+                 void *ctx) noexcept;
+
 // Just the validation, without building the result.
 bool is_valid(const void *blob, size_t len, std::string *why = nullptr);
 

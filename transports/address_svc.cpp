@@ -151,39 +151,70 @@ ResolveError resolve(const char *node, const char *service, sockaddr_storage &ou
     return ResolveError::None;
 }
 
+namespace {
+
+// The socket address one tcp record names (see tcp_socket_address); false when the record is
+// not a tcp one of `family` (and of the loopback kind asked for).
+bool socket_of_record(std::string_view tl, const uint8_t *dev, size_t dev_len, size_t iface_len,
+                      const uint8_t *iface, int family, std::optional<bool> only_loopback,
+                      sockaddr_storage &out, socklen_t &len) noexcept {
+    if (tl != "tcp" || dev_len < 2 || iface_len != sizeof(uint16_t)) return false;
+    const bool loopback = (dev[0] & kFlagLoopback) != 0;
+    if (only_loopback.has_value() && loopback != *only_loopback) return false;
+    const int af = dev[1];
+    if ((af != AF_INET && af != AF_INET6) || (family != AF_UNSPEC && af != family)) return false;
+    uint16_t port = 0;  // network byte order, as the iface address holds it
+    std::memcpy(&port, iface, sizeof port);
+    if (af == AF_INET) {
+        sockaddr_in in{};
+        if (!loopback && dev_len != 2 + sizeof(in.sin_addr)) return false;
+        in.sin_family = AF_INET;
+        in.sin_port = port;
+        if (loopback) in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        else std::memcpy(&in.sin_addr, dev + 2, sizeof(in.sin_addr));
+        std::memcpy(&out, &in, sizeof in);  // the caller reads `len` bytes
+        len = sizeof(sockaddr_in);
+    } else {
+        sockaddr_in6 in6{};
+        if (!loopback && dev_len != 2 + sizeof(in6.sin6_addr)) return false;
+        in6.sin6_family = AF_INET6;
+        in6.sin6_port = port;
+        if (loopback) in6.sin6_addr = in6addr_loopback;
+        else std::memcpy(&in6.sin6_addr, dev + 2, sizeof(in6.sin6_addr));
+        std::memcpy(&out, &in6, sizeof in6);
+        len = sizeof(sockaddr_in6);
+    }
+    return true;
+}
+
+}  // namespace
+
 bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
                         socklen_t &len, std::optional<bool> only_loopback) {
     for (const TransportRecord &r : a.records) {
-        if (r.tl != "tcp" || r.device_addr.size() < 2 || r.iface_addr.size() != sizeof(uint16_t)) {
-            continue;
+        if (socket_of_record(r.tl, r.device_addr.data(), r.device_addr.size(), r.iface_addr.size(),
+                             r.iface_addr.data(), family, only_loopback, out, len)) {
+            return true;
         }
-        const bool loopback = (r.device_addr[0] & kFlagLoopback) != 0;
-        if (only_loopback.has_value() && loopback != *only_loopback) continue;
-        const int af = r.device_addr[1];
-        if ((af != AF_INET && af != AF_INET6) || (family != AF_UNSPEC && af != family)) continue;
-        uint16_t port = 0;  // network byte order, as the iface address holds it
-        std::memcpy(&port, r.iface_addr.data(), sizeof port);
-        out = sockaddr_storage{};
-        if (af == AF_INET) {
-            auto *in = reinterpret_cast<sockaddr_in *>(&out);
-            if (!loopback && r.device_addr.size() != 2 + sizeof(in->sin_addr)) continue;
-            in->sin_family = AF_INET;
-            in->sin_port = port;
-            if (loopback) in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            else std::memcpy(&in->sin_addr, r.device_addr.data() + 2, sizeof(in->sin_addr));
-            len = sizeof(sockaddr_in);
-        } else {
-            auto *in6 = reinterpret_cast<sockaddr_in6 *>(&out);
-            if (!loopback && r.device_addr.size() != 2 + sizeof(in6->sin6_addr)) continue;
-            in6->sin6_family = AF_INET6;
-            in6->sin6_port = port;
-            if (loopback) in6->sin6_addr = in6addr_loopback;
-            else std::memcpy(&in6->sin6_addr, r.device_addr.data() + 2, sizeof(in6->sin6_addr));
-            len = sizeof(sockaddr_in6);
-        }
-        return true;
     }
     return false;
+}
+
+bool tcp_socket_address(const void *blob, size_t blob_len, int family, sockaddr_storage &out,
+                        socklen_t &len) noexcept {
+    struct Want {
+        int family;
+        sockaddr_storage &out;
+        socklen_t &len;
+    } want{family, out, len};
+    return find_record(
+        blob, blob_len,
+        [](const RecordView &r, void *ctx) {
+            auto *w = static_cast<Want *>(ctx);
+            return socket_of_record(r.tl, r.device_addr, r.device_addr_len, r.iface_addr_len,
+                                    r.iface_addr, w->family, std::nullopt, w->out, w->len);
+        },
+        &want);
 }
 
 size_t socket_address_length(const void *addr, size_t avail, int family_wanted, std::string *why) {

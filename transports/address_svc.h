@@ -48,6 +48,10 @@ std::vector<uint8_t> tcp_peer_address(const sockaddr *sa, std::string *why = nul
 struct EndpointAddress;
 bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
                         socklen_t &len, std::optional<bool> loopback = std::nullopt);
+// The same from a blob validated before (an AV entry, an endpoint's own name), without
+// unpacking it: nothing allocated (fi_av_lookup on socket-address AVs).
+bool tcp_socket_address(const void *blob, size_t blob_len, int family, sockaddr_storage &out,
+                        socklen_t &len) noexcept;
 
 // Whether a and b have a tcp record naming the same listener (device and iface address bytes
 // equal): a host-and-port address and the full address of the endpoint listening there.

@@ -167,7 +167,6 @@ int open_av(Domain *domain, fi_av_attr *attr, void *context, fi_ops *ops, fi_ops
         av->read_only = (flags & FI_READ) != 0;
         av->event_mode = (flags & FI_EVENT) != 0;
         av->auth_keys = domain->av_auth_keys;
-        av->lookup_locks = domain->locking.tables || named;
         if (named) av->name = attr->name;
         av->holds.assign(av->table->key_capacity(), 0);
         if (type == FI_AV_UNSPEC) set_raw_enum(attr->type, av->type);
@@ -312,6 +311,63 @@ int remove(Av *av, const fi_addr_t *fi_addr, size_t count, uint64_t flags) noexc
     return 0;
 }
 
+namespace {
+
+// lookup_entry's outcomes besides 0 and the caller's errors.
+constexpr int kReadAgain = 1;      // the entry changed while it was read without the lock
+constexpr int kNoEntry = 2;        // the slot holds no address
+constexpr int kNoTcpAddress = 3;   // socket-address AVs: the entry names no tcp listener
+
+// One entry in the AV's format into buf. `locked`: the caller holds the table lock; otherwise
+// the bytes are read as a seqlock reader does, and kReadAgain says they may be torn.
+int lookup_entry(const Av *av, uint64_t slot, void *buf, size_t *len, bool exact, bool locked) {
+    Table::View v;
+    if (!av->table->view(slot, v)) return kNoEntry;  // not there at the moment it was read
+    if (av->socket_format != 0) {
+        // The tcp listener the entry names (an entry another domain's process inserted in
+        // a named AV may have none: then it has no socket address).
+        sockaddr_storage sa;
+        const size_t n = socket_of_blob(v.blob, v.len, av->socket_format, sa);
+        // Settled before *len or buf change: the read again starts from the caller's values.
+        if (!locked && !Table::unchanged(v)) return kReadAgain;
+        if (n == 0) return kNoTcpAddress;
+        if (exact && *len < n) {
+            *len = n;
+            return -FI_ETOOSMALL;
+        }
+        copy_truncated(&sa, n, buf, len);
+        return 0;
+    }
+    if (av->str_format) {
+        const std::string text = address::to_string(v.blob, v.len);
+        if (!locked && !Table::unchanged(v)) return kReadAgain;
+        if (exact && *len < text.size() + 1) {
+            *len = text.size() + 1;
+            return -FI_ETOOSMALL;
+        }
+        copy_truncated(text.c_str(), text.size() + 1, buf, len);
+        return 0;
+    }
+    // The domain's fixed length (an entry another process's domain inserted into a named
+    // AV may be longer: then its own length).
+    const size_t needed = std::max<size_t>(v.len, av->addr_len);
+    if (exact && *len < needed) {
+        const size_t given = *len;
+        *len = needed;
+        if (locked || Table::unchanged(v)) return -FI_ETOOSMALL;
+        *len = given;
+        return kReadAgain;
+    }
+    // Straight into the caller's buffer; a torn copy is overwritten by the locked read.
+    const size_t given = *len;
+    copy_padded(v.blob, v.len, needed, buf, len);
+    if (locked || Table::unchanged(v)) return 0;
+    *len = given;
+    return kReadAgain;
+}
+
+}  // namespace
+
 int lookup(Av *av, fi_addr_t addr, void *buf, size_t *len, bool exact) noexcept {
     try {
         const char *call = exact ? "fi_av_lookup2" : "fi_av_lookup";
@@ -323,49 +379,25 @@ int lookup(Av *av, fi_addr_t addr, void *buf, size_t *len, bool exact) noexcept 
                                                   : "an authorization-key handle, not an address");
             return -FI_EINVAL;
         }
-        std::optional<Table::Guard> guard;  // no allocation per lookup
-        if (av->lookup_locks) {
-            guard.emplace(*av->table);
-            if (!guard->ok()) return -FI_EOTHER;
+        // Without the lock first: only changes take it, and a lookup that raced one (the
+        // entry's version moved while its bytes were read) reads again under it. Entry and
+        // arena chunks never move, so the bytes read are always mapped.
+        const uint64_t slot = encoding::slot_of(low);
+        int rc = lookup_entry(av, slot, buf, len, exact, false);
+        if (rc == kReadAgain) {
+            Table::Guard guard(*av->table);
+            if (!guard.ok()) return -FI_EOTHER;
+            rc = lookup_entry(av, slot, buf, len, exact, true);
         }
-        Table::View v;
-        if (!av->table->view(encoding::slot_of(low), v)) {
+        if (rc == kNoEntry) {
             UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no inserted address", call, addr);
             return -FI_EINVAL;
         }
-        if (av->socket_format != 0) {
-            // The tcp listener the entry names (an entry another domain's process inserted in
-            // a named AV may have none: then it has no socket address).
-            const std::vector<uint8_t> sa = socket_bytes(v.blob, v.len, av->socket_format);
-            if (sa.empty()) {
-                UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no tcp address", call, addr);
-                return -FI_EINVAL;
-            }
-            if (exact && *len < sa.size()) {
-                *len = sa.size();
-                return -FI_ETOOSMALL;
-            }
-            copy_truncated(sa.data(), sa.size(), buf, len);
-            return 0;
+        if (rc == kNoTcpAddress) {
+            UFI_LOG_WARN(Subsys::Av, "{}: fi_addr {:#x} names no tcp address", call, addr);
+            return -FI_EINVAL;
         }
-        if (av->str_format) {
-            const std::string text = address::to_string(v.blob, v.len);
-            if (exact && *len < text.size() + 1) {
-                *len = text.size() + 1;
-                return -FI_ETOOSMALL;
-            }
-            copy_truncated(text.c_str(), text.size() + 1, buf, len);
-            return 0;
-        }
-        // The domain's fixed length (an entry another process's domain inserted into a named
-        // AV may be longer: then its own length).
-        const size_t needed = std::max<size_t>(v.len, av->addr_len);
-        if (exact && *len < needed) {
-            *len = needed;
-            return -FI_ETOOSMALL;
-        }
-        copy_padded(v.blob, v.len, needed, buf, len);
-        return 0;
+        return rc;
     } catch (const std::bad_alloc &) {
         return -FI_ENOMEM;
     }

@@ -52,7 +52,6 @@ class Av : public fid_av {
     bool read_only = false;     // FI_READ
     bool event_mode = false;    // FI_EVENT (deprecated)
     bool auth_keys = false;     // the domain has FI_AV_AUTH_KEY
-    bool lookup_locks = true;   // fi_av_lookup takes the table lock (FI_THREAD_SAFE, or shared)
     std::string name;           // named (shared) AV, else empty
 
     UserIds user_ids;

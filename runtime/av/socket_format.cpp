@@ -25,14 +25,17 @@ bool is_socket_format(uint32_t format) noexcept {
     return format == FI_SOCKADDR || format == FI_SOCKADDR_IN || format == FI_SOCKADDR_IN6;
 }
 
-std::vector<uint8_t> socket_bytes(const uint8_t *blob, size_t len, uint32_t format) {
-    transports::address::EndpointAddress a;
-    if (!transports::address::unpack(blob, len, a)) return {};
-    sockaddr_storage ss;
+socklen_t socket_of_blob(const uint8_t *blob, size_t len, uint32_t format,
+                         sockaddr_storage &out) noexcept {
     socklen_t n = 0;
-    if (!transports::address::tcp_socket_address(a, family_of(format), ss, n)) return {};
+    return transports::address::tcp_socket_address(blob, len, family_of(format), out, n) ? n : 0;
+}
+
+std::vector<uint8_t> socket_bytes(const uint8_t *blob, size_t len, uint32_t format) {
+    sockaddr_storage ss;
+    const socklen_t n = socket_of_blob(blob, len, format, ss);
     const auto *p = reinterpret_cast<const uint8_t *>(&ss);
-    return std::vector<uint8_t>(p, p + n);
+    return n == 0 ? std::vector<uint8_t>{} : std::vector<uint8_t>(p, p + n);
 }
 
 size_t blob_of_socket(const void *addr, size_t avail, uint32_t format, std::vector<uint8_t> &blob,

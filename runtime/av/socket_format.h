@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sys/socket.h>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ bool is_socket_format(uint32_t format) noexcept;
 // in `format` (FI_SOCKADDR takes the first tcp record of either family); empty when it has no
 // such record.
 std::vector<uint8_t> socket_bytes(const uint8_t *blob, size_t len, uint32_t format);
+// The same into `out` without allocating (fi_av_lookup): its length, 0 when none. The blob
+// is one validated before (an AV entry, an endpoint's own name).
+socklen_t socket_of_blob(const uint8_t *blob, size_t len, uint32_t format,
+                         sockaddr_storage &out) noexcept;
 
 // A socket address in `format` (at most `avail` bytes read) as a host-and-port blob; the bytes
 // it took, or 0 with `why`.

@@ -135,9 +135,14 @@ void Table::recover() noexcept {
     h_->keys_live = keys_live;
 }
 
-uint8_t *Table::chunk(std::atomic<uint8_t *> *dir, ChunkKind kind, uint32_t k) const noexcept {
+inline uint8_t *Table::chunk(std::atomic<uint8_t *> *dir, ChunkKind kind, uint32_t k) const noexcept {
     if (k >= layout::kMaxChunks) return nullptr;
     if (uint8_t *p = dir[k].load(std::memory_order_acquire)) return p;
+    return map_published_chunk(dir, kind, k);
+}
+
+__attribute__((noinline)) uint8_t *Table::map_published_chunk(std::atomic<uint8_t *> *dir,
+                                                              ChunkKind kind, uint32_t k) const noexcept {
     if (!backing_->shared()) return nullptr;
     const uint32_t published =
         load(kind == ChunkKind::Entries ? h_->entry_chunks : h_->arena_chunks,
@@ -153,14 +158,14 @@ uint8_t *Table::chunk(std::atomic<uint8_t *> *dir, ChunkKind kind, uint32_t k) c
     return static_cast<uint8_t *>(p);
 }
 
-Entry *Table::entry_ptr(uint64_t index) const noexcept {
+inline Entry *Table::entry_ptr(uint64_t index) const noexcept {
     uint64_t off = 0;
     const uint32_t k = chunk_of(index, h_->entry_shift, off);
     uint8_t *p = chunk(entry_dir_, ChunkKind::Entries, k);
     return p == nullptr ? nullptr : reinterpret_cast<Entry *>(p) + off;
 }
 
-uint8_t *Table::arena_ptr(uint64_t offset, uint32_t len) const noexcept {
+inline uint8_t *Table::arena_ptr(uint64_t offset, uint32_t len) const noexcept {
     uint64_t off = 0;
     const uint32_t k = chunk_of(offset, h_->arena_shift, off);
     uint8_t *p = chunk(arena_dir_, ChunkKind::Arena, k);
@@ -246,6 +251,10 @@ int Table::insert_locked(const uint8_t *blob, uint32_t len, uint16_t key, uint16
     }
     uint8_t *dst = arena_ptr(at, len);
     if (dst == nullptr) return -FI_EOTHER;
+    // A reused slot's bytes change under lock-free readers (fi_av_lookup): the even version
+    // the remove stored must be visible no later than the new bytes, so a reader that read
+    // them sees its version changed (Table::unchanged).
+    std::atomic_thread_fence(std::memory_order_release);
     std::memcpy(dst, blob, len);
     store(e->len, len);
     store(e->key, key);
@@ -345,6 +354,7 @@ bool Table::view(uint64_t index, View &out) const noexcept {
     out.seq = seq;
     out.key = load(e->key);
     out.flags = load(e->flags);
+    out.entry = e;
     return true;
 }
 

@@ -67,8 +67,16 @@ class Table {
         uint32_t seq = 0;  // changes with every insert/remove of the slot
         uint16_t key = 0;  // key slot + 1
         uint16_t flags = 0;
+        const layout::Entry *entry = nullptr;  // where `seq` was read (Table::unchanged)
     };
     bool view(uint64_t index, View &out) const noexcept;
+    // After reading a view's bytes without the lock: whether entry `index` still holds the
+    // version the view saw (a seqlock's second check: a false answer means the bytes read may
+    // be torn, so read again under the lock).
+    static bool unchanged(const View &v) noexcept {
+        std::atomic_thread_fence(std::memory_order_acquire);  // the bytes' loads before this one
+        return __atomic_load_n(&v.entry->seq, __ATOMIC_RELAXED) == v.seq;
+    }
     // Only the version of a published entry (odd), or 0 when the slot holds no address: what a
     // connection cache keyed by (index, version) checks per operation.
     uint32_t version(uint64_t index) const noexcept;
@@ -107,6 +115,9 @@ class Table {
     layout::Entry *entry_ptr(uint64_t index) const noexcept;  // nullptr: not mapped / beyond
     uint8_t *arena_ptr(uint64_t offset, uint32_t len) const noexcept;
     uint8_t *chunk(std::atomic<uint8_t *> *dir, ChunkKind kind, uint32_t k) const noexcept;
+    // chunk()'s way for a chunk this process has not mapped yet (another process's, in a
+    // named AV): out of line, so lookups inline the common case.
+    uint8_t *map_published_chunk(std::atomic<uint8_t *> *dir, ChunkKind kind, uint32_t k) const noexcept;
     int ensure_entry_chunk_locked(uint32_t k) noexcept;
     int ensure_arena_chunk_locked(uint32_t k) noexcept;
     int arena_alloc_locked(uint32_t len, uint64_t &offset) noexcept;

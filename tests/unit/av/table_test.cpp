@@ -91,6 +91,33 @@ TEST(AvTable, HolesFillLowestFirstAndArenaIsReused) {
     EXPECT_EQ(v.len, big.size());
 }
 
+// The check fi_av_lookup makes after reading an entry without the lock (a seqlock's): a view
+// taken before the slot was removed and filled again, in the same arena bytes, is no longer
+// current; one taken after is.
+TEST(AvTable, AViewOfAReusedSlotIsNoLongerCurrent) {
+    auto t = local_table(0);
+    const auto a = trimmed(make_blob(1));
+    const auto b = trimmed(make_blob(2));
+    ASSERT_EQ(a.size(), b.size());
+    const uint64_t slot = insert(*t, a);
+    Table::View before;
+    ASSERT_TRUE(t->view(slot, before));
+    EXPECT_TRUE(Table::unchanged(before));
+    const uint8_t *bytes = before.blob;
+    {
+        Table::Guard g(*t);
+        ASSERT_EQ(t->remove_locked(slot), 0);
+    }
+    EXPECT_FALSE(Table::unchanged(before)) << "removed";
+    EXPECT_EQ(insert(*t, b), slot);
+    Table::View after;
+    ASSERT_TRUE(t->view(slot, after));
+    EXPECT_EQ(after.blob, bytes) << "the same arena bytes, rewritten";
+    EXPECT_EQ(std::memcmp(after.blob, b.data(), b.size()), 0);
+    EXPECT_FALSE(Table::unchanged(before)) << "filled again with other bytes";
+    EXPECT_TRUE(Table::unchanged(after));
+}
+
 TEST(AvTable, MemoryPerEntry) {
     auto t = local_table(100000);
     const size_t n = 100000;
@@ -185,6 +212,57 @@ TEST_F(AvTest, ConcurrentInsertsWithLockFreeReaders) {
         }
     }
     EXPECT_GT(reads.load(), 0u);
+}
+
+// fi_av_lookup reads without the table lock and checks the entry's version afterwards: a
+// lookup racing a remove and re-insert of the same slot (the arena bytes reused in place)
+// returns one whole address or -FI_EINVAL, never a mix of the two.
+TEST_F(AvTest, LookupWithoutTheLockNeverReturnsATornAddress) {
+    open_domain({.threading = FI_THREAD_SAFE});
+    fid_av *av = open_av();
+    const auto a = make_blob(0x111111);  // same record counts, so the same length:
+    const auto b = make_blob(0x222222);  // the slot's arena bytes are rewritten in place
+    ASSERT_EQ(a.size(), b.size());
+    fi_addr_t slot = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(fi_av_insert(av, a.data(), 1, &slot, 0, nullptr), 1);
+    ufi::log::ScopedCapture quiet;  // a lookup between a remove and an insert warns
+    std::atomic<bool> done{false};
+    std::atomic<size_t> lookups{0}, whole{0};
+    std::thread reader([&] {
+        std::vector<uint8_t> out(a.size());
+        while (!done.load(std::memory_order_relaxed)) {
+            size_t len = out.size();
+            const int rc = fi_av_lookup(av, slot, out.data(), &len);
+            ++lookups;
+            if (rc == -FI_EINVAL) continue;  // between a remove and its insert
+            ASSERT_EQ(rc, 0);
+            ASSERT_EQ(len, a.size());
+            if (out != a && out != b) {
+                done = true;
+                FAIL() << "fi_av_lookup returned a torn address";
+            }
+            ++whole;
+        }
+    });
+    // Until the reader has raced the writer 20,000 times (bounded: a reader that never runs
+    // ends the test at the round limit, and the check below says so).
+    constexpr int kMaxRounds = 2000000;
+    int rounds = 0;
+    for (; rounds < kMaxRounds && lookups.load() < 20000 && !done.load(); rounds += 2) {
+        for (const auto *next : {&b, &a}) {
+            ASSERT_EQ(fi_av_remove(av, &slot, 1, 0), 0);
+            fi_addr_t again = FI_ADDR_NOTAVAIL;
+            ASSERT_EQ(fi_av_insert(av, next->data(), 1, &again, 0, nullptr), 1);
+            ASSERT_EQ(again, slot) << "the one hole is filled again";
+        }
+    }
+    done = true;
+    reader.join();
+    EXPECT_GT(whole.load(), 0u) << lookups.load() << " lookups in " << rounds << " rounds";
+    size_t len = a.size();
+    std::vector<uint8_t> out(a.size());
+    ASSERT_EQ(fi_av_lookup(av, slot, out.data(), &len), 0);
+    EXPECT_EQ(out, a) << "each round ends on a";
 }
 
 // A process that dies holding a shared table's lock: the next locker recovers, rebuilding the
