@@ -10,7 +10,7 @@
 # no two folders include each other, and only transports/
 # includes UCX and hwloc headers (<uct/...>, <ucs/...>, <ucm/...>,
 # <hwloc...>): every other layer reaches them through a transports/ function. UCP (<ucp/...>)
-# appears only in ufi_perf's UCP anchor (tools/ufi_perf/group_ucp.cpp). Nor does any
+# appears only in the UCP anchors (tools/ufi_perf/group_ucp.cpp, tools/bench/many_peers_ucp.c). Nor does any
 # header the other layers include, directly or through other headers: runtime/, api/ and
 # tools/ compile without UCX's and hwloc's include paths (the transports/ headers they see
 # name UCX's handles through transports/ucx_fwd.h, declarations only).
@@ -34,12 +34,12 @@ allowed() {  # allowed <file> <included path>
 }
 
 # UCX (uct, ucs, ucm) and hwloc headers: transports/ only. UCP (ucp): nowhere in ufi; only
-# ufi_perf's anchor measurement (--ucp, tools/ufi_perf/group_ucp.cpp) drives it, beside ufi.
+# the anchor measurements (ufi_perf --ucp: tools/ufi_perf/group_ucp.cpp; tools/bench/many_peers_ucp.c) drive it, beside ufi.
 system_allowed() {  # system_allowed <file> <included path>
   local file=$1 inc=$2
   case "$inc" in
     uct/*|ucs/*|ucm/*|hwloc*) [[ $file == transports/* ]] ;;
-    ucp/*) [[ $file == tools/ufi_perf/group_ucp.cpp ]] ;;
+    ucp/*) [[ $file == tools/ufi_perf/group_ucp.cpp || $file == tools/bench/many_peers_ucp.c ]] ;;
     *) return 0 ;;
   esac
 }

@@ -675,12 +675,12 @@ void Wireup::set_connected(Peer &p) {
     dp_.on_connected_lane(p);
     dp_.rndv_.choose(p);
     dp_.refresh_eager_gate(p);  // the fast path opens
-    // A handler may fail the peer (which empties `held`), or connect nothing new: one at a
-    // time from the front.
-    while (!p.held.empty() && p.state == PeerState::kConnected) {
-        Peer::HeldMsg m = std::move(p.held.front());
-        p.held.pop_front();
-        dp_.deliver(m.id, m.bytes.data(), m.bytes.size());
+    // In arrival order. A handler may fail the peer (then the rest goes, as failing empties
+    // `held`); none adds to it (only a connecting peer holds).
+    std::vector<Peer::HeldMsg> early;
+    early.swap(p.held);
+    for (size_t i = 0; i < early.size() && p.state == PeerState::kConnected; ++i) {
+        dp_.deliver(early[i].id, early[i].bytes.data(), early[i].bytes.size());
     }
 }
 

@@ -13,8 +13,10 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # A tree that keeps every rule.
 good_tree() {  # good_tree <dir>
-  mkdir -p "$1"/{api,base/config,base/log,include/rdma,runtime/mr,transports/memory,tools/ufi_info,tools/ufi_perf}
+  mkdir -p "$1"/{api,base/config,base/log,include/rdma,runtime/mr,transports/memory,tools/ufi_info,tools/ufi_perf,tools/bench}
   printf '#include "tools/ufi_perf/group_ucp.h"\n#include <ucp/api/ucp.h>\n' >"$1/tools/ufi_perf/group_ucp.cpp"
+  printf '#include <ucp/api/ucp.h>\n#include <stdio.h>\n' >"$1/tools/bench/many_peers_ucp.c"
+  printf '#include <rdma/fabric.h>\n' >"$1/tools/bench/many_peers.c"
   printf '#pragma once\n#include "base/intrusive_list.h"\n#include <memory>\n' >"$1/base/pool.h"
   printf '#pragma once\n#include <rdma/fi_errno.h>\n#include <stdint.h>\n' >"$1/include/rdma/fabric.h"
   printf '#include "base/config/parse.h"\n#include <string>\n' >"$1/base/config/registry.cpp"
@@ -41,6 +43,7 @@ cases=(
   "hwloc-in-tools|tools/ufi_info/main.cpp|#include <hwloc.h>"
   "ucp-in-tools|tools/ufi_info/main.cpp|#include <ucp/api/ucp.h>"
   "ucp-in-runtime|runtime/mr/mr.cpp|#include <ucp/api/ucp.h>"
+  "ucp-in-ufi-benchmark|tools/bench/many_peers.c|#include <ucp/api/ucp.h>"
   "ucp-in-transports|transports/memory/registration.cpp|#include <ucp/api/ucp.h>"
   "spaced-directive|runtime/mr/mr.cpp|  #  include   <uct/api/uct.h>"
   "spaced-brackets|runtime/mr/mr.cpp|#include < ucs/type/status.h >"
