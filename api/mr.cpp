@@ -156,7 +156,10 @@ int reg(fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
         return -FI_EINVAL;
     }
     const iovec iov{const_cast<void *>(buf), len};
-    RegRequest req;
+    // Copied from a constant rather than built field by field: GCC zeroes a fresh one with
+    // `rep stos`, which cost more than the rest of this function on a cache hit (AMD EPYC).
+    static constexpr RegRequest kFresh{};
+    RegRequest req = kFresh;
     req.call = RegRequest::Call::Reg;
     req.iov = std::span<const iovec>(&iov, 1);
     req.access = access;

@@ -38,7 +38,11 @@ Mr *MrPool::make() {
     if (b == nullptr) b = new Block;
     Mr *mr;
     try {
-        mr = new (b->storage) Mr();
+        // Default-initialized, not value-initialized: every ufi member has its initializer,
+        // and zeroing the whole record first (Mr(), some 370 bytes) was a tenth of a cached
+        // registration's time. Only the C base has none: zeroed here.
+        mr = new (b->storage) Mr;
+        static_cast<fid_mr &>(*mr) = fid_mr{};
     } catch (...) {
         delete b;
         throw;
