@@ -57,18 +57,6 @@ void copy_truncated(const void *src, size_t n, void *buf, size_t *len) {
     *len = n;
 }
 
-// As copy_truncated, for `n` bytes of `src` followed by zeros up to `total` (an address padded
-// to the domain's length) without building the padded copy.
-void copy_padded(const void *src, size_t n, size_t total, void *buf, size_t *len) {
-    if (buf != nullptr && *len > 0) {
-        const size_t out = std::min(total, *len);
-        const size_t data = std::min(n, out);
-        std::memcpy(buf, src, data);
-        std::memset(static_cast<uint8_t *>(buf) + data, 0, out - data);
-    }
-    *len = total;
-}
-
 // A caller's AV name for a log line: the first 64 bytes, then how long it really is.
 std::string loggable_name(const char *name) {
     constexpr size_t kShown = 64;
@@ -319,28 +307,37 @@ constexpr int kNoEntry = 2;        // the slot holds no address
 constexpr int kNoTcpAddress = 3;   // socket-address AVs: the entry names no tcp listener
 
 // One entry in the AV's format into buf. `locked`: the caller holds the table lock; otherwise
-// the bytes are read as a seqlock reader does, and kReadAgain says they may be torn.
+// the bytes are read as a seqlock reader does (copy_in_racing, then Table::unchanged), and
+// kReadAgain says they may be torn. A name longer than kLocalCopy is read under the lock.
+constexpr size_t kLocalCopy = 1024;
+
 int lookup_entry(const Av *av, uint64_t slot, void *buf, size_t *len, bool exact, bool locked) {
     Table::View v;
     if (!av->table->view(slot, v)) return kNoEntry;  // not there at the moment it was read
-    if (av->socket_format != 0) {
-        // The tcp listener the entry names (an entry another domain's process inserted in
-        // a named AV may have none: then it has no socket address).
-        sockaddr_storage sa;
-        const size_t n = socket_of_blob(v.blob, v.len, av->socket_format, sa);
-        // Settled before *len or buf change: the read again starts from the caller's values.
-        if (!locked && !Table::unchanged(v)) return kReadAgain;
-        if (n == 0) return kNoTcpAddress;
-        if (exact && *len < n) {
-            *len = n;
-            return -FI_ETOOSMALL;
+    if (!locked && v.len > kLocalCopy) return kReadAgain;
+    if (av->socket_format != 0 || av->str_format) {
+        // Parsed from a copy of its own, which the version check then vouches for.
+        uint8_t copy[kLocalCopy];
+        const uint8_t *blob = v.blob;
+        if (!locked) {
+            copy_in_racing(copy, v.blob, v.len);
+            if (!Table::unchanged(v)) return kReadAgain;
+            blob = copy;
         }
-        copy_truncated(&sa, n, buf, len);
-        return 0;
-    }
-    if (av->str_format) {
-        const std::string text = address::to_string(v.blob, v.len);
-        if (!locked && !Table::unchanged(v)) return kReadAgain;
+        if (av->socket_format != 0) {
+            // The tcp listener the entry names (an entry another domain's process inserted in
+            // a named AV may have none: then it has no socket address).
+            sockaddr_storage sa;
+            const size_t n = socket_of_blob(blob, v.len, av->socket_format, sa);
+            if (n == 0) return kNoTcpAddress;
+            if (exact && *len < n) {
+                *len = n;
+                return -FI_ETOOSMALL;
+            }
+            copy_truncated(&sa, n, buf, len);
+            return 0;
+        }
+        const std::string text = address::to_string(blob, v.len);
         if (exact && *len < text.size() + 1) {
             *len = text.size() + 1;
             return -FI_ETOOSMALL;
@@ -352,18 +349,21 @@ int lookup_entry(const Av *av, uint64_t slot, void *buf, size_t *len, bool exact
     // AV may be longer: then its own length).
     const size_t needed = std::max<size_t>(v.len, av->addr_len);
     if (exact && *len < needed) {
-        const size_t given = *len;
+        if (!locked && !Table::unchanged(v)) return kReadAgain;
         *len = needed;
-        if (locked || Table::unchanged(v)) return -FI_ETOOSMALL;
-        *len = given;
-        return kReadAgain;
+        return -FI_ETOOSMALL;
     }
-    // Straight into the caller's buffer; a torn copy is overwritten by the locked read.
-    const size_t given = *len;
-    copy_padded(v.blob, v.len, needed, buf, len);
-    if (locked || Table::unchanged(v)) return 0;
-    *len = given;
-    return kReadAgain;
+    // Straight into the caller's buffer; a torn copy is overwritten by the read under the lock.
+    if (buf != nullptr && *len > 0) {
+        const size_t out = std::min(needed, *len);
+        const size_t data = std::min<size_t>(v.len, out);
+        if (locked) std::memcpy(buf, v.blob, data);
+        else copy_in_racing(static_cast<uint8_t *>(buf), v.blob, data);
+        std::memset(static_cast<uint8_t *>(buf) + data, 0, out - data);
+        if (!locked && !Table::unchanged(v)) return kReadAgain;
+    }
+    *len = needed;
+    return 0;
 }
 
 }  // namespace

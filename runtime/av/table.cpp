@@ -204,6 +204,9 @@ int Table::ensure_arena_chunk_locked(uint32_t k) noexcept {
 }
 
 int Table::arena_alloc_locked(uint32_t len, uint64_t &offset) noexcept {
+    // Blobs start at 8-byte boundaries: lock-free readers copy them a word at a time
+    // (copy_in_racing), and a blob's first bytes share no word with the one before.
+    len = (len + 7u) & ~7u;
     uint64_t used = h_->arena_used;
     uint64_t off = 0;
     uint32_t k = chunk_of(used, h_->arena_shift, off);
@@ -247,7 +250,7 @@ int Table::insert_locked(const uint8_t *blob, uint32_t len, uint16_t key, uint16
         if (int rc = arena_alloc_locked(len, at); rc != 0) return rc;
         h_->arena_wasted += e->cap;
         store(e->blob, at);
-        e->cap = len;
+        e->cap = (len + 7u) & ~7u;  // what arena_alloc_locked reserved
     }
     uint8_t *dst = arena_ptr(at, len);
     if (dst == nullptr) return -FI_EOTHER;
@@ -255,7 +258,7 @@ int Table::insert_locked(const uint8_t *blob, uint32_t len, uint16_t key, uint16
     // the remove stored must be visible no later than the new bytes, so a reader that read
     // them sees its version changed (Table::unchanged).
     std::atomic_thread_fence(std::memory_order_release);
-    std::memcpy(dst, blob, len);
+    copy_out_racing(dst, blob, len);
     store(e->len, len);
     store(e->key, key);
     store(e->flags, flags);

@@ -16,6 +16,33 @@
 
 namespace ufi::runtime::av {
 
+// Bytes of an entry that a writer may be rewriting while they are read without the lock (a
+// seqlock's data, checked afterwards with Table::unchanged): copied with relaxed atomic
+// accesses, word by word where aligned, so that the race the version check resolves is not a
+// data race in C++'s sense (ThreadSanitizer checks it). Writers of reused slots store the
+// same way.
+inline void copy_in_racing(uint8_t *dst, const uint8_t *src, size_t n) noexcept {
+    size_t i = 0;
+    for (; i < n && (reinterpret_cast<uintptr_t>(src + i) & 7) != 0; ++i)
+        dst[i] = __atomic_load_n(src + i, __ATOMIC_RELAXED);
+    for (; i + 8 <= n; i += 8) {
+        const uint64_t w = __atomic_load_n(reinterpret_cast<const uint64_t *>(src + i), __ATOMIC_RELAXED);
+        __builtin_memcpy(dst + i, &w, 8);
+    }
+    for (; i < n; ++i) dst[i] = __atomic_load_n(src + i, __ATOMIC_RELAXED);
+}
+inline void copy_out_racing(uint8_t *dst, const uint8_t *src, size_t n) noexcept {
+    size_t i = 0;
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 7) != 0; ++i)
+        __atomic_store_n(dst + i, src[i], __ATOMIC_RELAXED);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, src + i, 8);
+        __atomic_store_n(reinterpret_cast<uint64_t *>(dst + i), w, __ATOMIC_RELAXED);
+    }
+    for (; i < n; ++i) __atomic_store_n(dst + i, src[i], __ATOMIC_RELAXED);
+}
+
 class Table {
   public:
     // Takes over a backing whose header is initialised.

@@ -7,8 +7,8 @@
 //   header   TableHeader, then key_capacity KeySlots (authorization keys)
 //   entries  chunk k holds entry_base << k Entries (k = 0, 1, ...): index i lives in chunk
 //            floor(log2(i / entry_base + 1)); chunks never move once created
-//   arena    chunk k holds arena_base << k bytes of address blobs, packed; a blob never
-//            straddles two chunks
+//   arena    chunk k holds arena_base << k bytes of address blobs, packed at 8-byte
+//            boundaries; a blob never straddles two chunks
 #pragma once
 
 #include <pthread.h>
