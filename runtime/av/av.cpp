@@ -313,7 +313,9 @@ constexpr size_t kLocalCopy = 1024;
 
 int lookup_entry(const Av *av, uint64_t slot, void *buf, size_t *len, bool exact, bool locked) {
     Table::View v;
-    if (!av->table->view(slot, v)) return kNoEntry;  // not there at the moment it was read
+    // No entry: said under the lock only (read without it, a slot being filled again with a
+    // longer name can show its new length beside its old arena offset for a moment).
+    if (!av->table->view(slot, v)) return locked ? kNoEntry : kReadAgain;
     if (!locked && v.len > kLocalCopy) return kReadAgain;
     if (av->socket_format != 0 || av->str_format) {
         // Parsed from a copy of its own, which the version check then vouches for.
