@@ -146,6 +146,11 @@ int do_register(Domain *d, const RegRequest &req, fid_mr **mr) {
     });
 }
 
+// Each call's request starts as a copy of this rather than being built field by field: GCC
+// zeroes a fresh one with `rep stos`, which cost more than the rest of fi_mr_reg on a
+// registration-cache hit (AMD EPYC; docs/performance-history.md, "MR cache hit: no zeroing").
+constexpr RegRequest kFreshRequest{};
+
 int reg(fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
         uint64_t requested_key, uint64_t flags, fid_mr **mr, void *context) {
     Domain *d = domain_of(fid);
@@ -156,10 +161,7 @@ int reg(fid *fid, const void *buf, size_t len, uint64_t access, uint64_t offset,
         return -FI_EINVAL;
     }
     const iovec iov{const_cast<void *>(buf), len};
-    // Copied from a constant rather than built field by field: GCC zeroes a fresh one with
-    // `rep stos`, which cost more than the rest of this function on a cache hit (AMD EPYC).
-    static constexpr RegRequest kFresh{};
-    RegRequest req = kFresh;
+    RegRequest req = kFreshRequest;
     req.call = RegRequest::Call::Reg;
     req.iov = std::span<const iovec>(&iov, 1);
     req.access = access;
@@ -183,7 +185,7 @@ int regv(fid *fid, const iovec *iov, size_t count, uint64_t access, uint64_t off
         UFI_LOG_WARN(Subsys::Mr, "fi_mr_regv: iov is NULL with count {}", count);
         return -FI_EINVAL;
     }
-    RegRequest req;
+    RegRequest req = kFreshRequest;
     req.call = RegRequest::Call::Regv;
     req.iov = std::span<const iovec>(iov, count);
     req.access = access;
@@ -202,7 +204,7 @@ int regattr(fid *fid, const fi_mr_attr *attr, uint64_t flags, fid_mr **mr) {
         UFI_LOG_WARN(Subsys::Mr, "fi_mr_regattr: attr is NULL");
         return -FI_EINVAL;
     }
-    RegRequest req;
+    RegRequest req = kFreshRequest;
     req.call = RegRequest::Call::Regattr;
     const bool dmabuf = (flags & FI_MR_DMABUF) != 0;
     const void *first =

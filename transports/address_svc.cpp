@@ -155,9 +155,10 @@ namespace {
 
 // The socket address one tcp record names (see tcp_socket_address); false when the record is
 // not a tcp one of `family` (and of the loopback kind asked for).
-bool socket_of_record(std::string_view tl, const uint8_t *dev, size_t dev_len, size_t iface_len,
-                      const uint8_t *iface, int family, std::optional<bool> only_loopback,
-                      sockaddr_storage &out, socklen_t &len) noexcept {
+bool socket_of_record(std::string_view tl, const uint8_t *dev, size_t dev_len,
+                      const uint8_t *iface, size_t iface_len, int family,
+                      std::optional<bool> only_loopback, sockaddr_storage &out,
+                      socklen_t &len) noexcept {
     if (tl != "tcp" || dev_len < 2 || iface_len != sizeof(uint16_t)) return false;
     const bool loopback = (dev[0] & kFlagLoopback) != 0;
     if (only_loopback.has_value() && loopback != *only_loopback) return false;
@@ -192,8 +193,8 @@ bool socket_of_record(std::string_view tl, const uint8_t *dev, size_t dev_len, s
 bool tcp_socket_address(const EndpointAddress &a, int family, sockaddr_storage &out,
                         socklen_t &len, std::optional<bool> only_loopback) {
     for (const TransportRecord &r : a.records) {
-        if (socket_of_record(r.tl, r.device_addr.data(), r.device_addr.size(), r.iface_addr.size(),
-                             r.iface_addr.data(), family, only_loopback, out, len)) {
+        if (socket_of_record(r.tl, r.device_addr.data(), r.device_addr.size(), r.iface_addr.data(),
+                             r.iface_addr.size(), family, only_loopback, out, len)) {
             return true;
         }
     }
@@ -211,8 +212,8 @@ bool tcp_socket_address(const void *blob, size_t blob_len, int family, sockaddr_
         blob, blob_len,
         [](const RecordView &r, void *ctx) {
             auto *w = static_cast<Want *>(ctx);
-            return socket_of_record(r.tl, r.device_addr, r.device_addr_len, r.iface_addr_len,
-                                    r.iface_addr, w->family, std::nullopt, w->out, w->len);
+            return socket_of_record(r.tl, r.device_addr, r.device_addr_len, r.iface_addr,
+                                    r.iface_addr_len, w->family, std::nullopt, w->out, w->len);
         },
         &want);
 }

@@ -34,6 +34,10 @@ uint32_t chunk_of(uint64_t i, uint32_t shift, uint64_t &offset) {
     offset = i - (((uint64_t{1} << k) - 1) << shift);
     return k;
 }
+// The arena bytes a blob of `len` takes: blobs start at 8-byte boundaries, so lock-free
+// readers copy them a word at a time (copy_in_racing) and no word holds two blobs' bytes.
+uint32_t arena_bytes(uint32_t len) { return (len + 7u) & ~7u; }
+
 uint64_t chunk_start(uint32_t k, uint32_t shift) {
     return ((uint64_t{1} << k) - 1) << shift;
 }
@@ -204,9 +208,7 @@ int Table::ensure_arena_chunk_locked(uint32_t k) noexcept {
 }
 
 int Table::arena_alloc_locked(uint32_t len, uint64_t &offset) noexcept {
-    // Blobs start at 8-byte boundaries: lock-free readers copy them a word at a time
-    // (copy_in_racing), and a blob's first bytes share no word with the one before.
-    len = (len + 7u) & ~7u;
+    len = arena_bytes(len);
     uint64_t used = h_->arena_used;
     uint64_t off = 0;
     uint32_t k = chunk_of(used, h_->arena_shift, off);
@@ -250,7 +252,7 @@ int Table::insert_locked(const uint8_t *blob, uint32_t len, uint16_t key, uint16
         if (int rc = arena_alloc_locked(len, at); rc != 0) return rc;
         h_->arena_wasted += e->cap;
         store(e->blob, at);
-        e->cap = (len + 7u) & ~7u;  // what arena_alloc_locked reserved
+        e->cap = arena_bytes(len);  // what arena_alloc_locked reserved
     }
     uint8_t *dst = arena_ptr(at, len);
     if (dst == nullptr) return -FI_EOTHER;
