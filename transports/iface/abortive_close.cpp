@@ -15,10 +15,7 @@ namespace ufi::transports {
 
 namespace {
 
-// Calls `each(fd)` for every connected (not listening) tcp socket of this process whose local
-// port is `port`. The fds are UCT's: another thread may close one meanwhile, and its number
-// may then name a new socket, which is checked afresh (a socket that is not one accepted on
-// `port` is never touched).
+// Whether a socket's peer address is `b` (family, address and port).
 bool same_address(const sockaddr_storage &a, const sockaddr *b, socklen_t b_len) noexcept {
     if (a.ss_family != b->sa_family) return false;
     if (a.ss_family == AF_INET && b_len >= sizeof(sockaddr_in)) {
@@ -35,7 +32,11 @@ bool same_address(const sockaddr_storage &a, const sockaddr *b, socklen_t b_len)
     return false;
 }
 
-// `peer`, where given, narrows it to the sockets connected to that address.
+// Calls `each(fd)` for every connected (not listening) tcp socket of this process whose local
+// port is `port`; `peer_only`, where given, narrows it to the sockets connected to that
+// address. The fds are UCT's: another thread may close one meanwhile, and its number may then
+// name a new socket, which is checked afresh (a socket that is not one accepted on `port` is
+// never touched).
 template <typename Each>
 void each_accepted_on(uint16_t port, Each &&each, const sockaddr *peer_only = nullptr,
                       socklen_t peer_only_len = 0) noexcept {
